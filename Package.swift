@@ -1,0 +1,38 @@
+// swift-tools-version: 6.0
+// NB: the platforms are the oldest that URLSessionWebSocketTask supports. Nothing here may use
+// Synchronization.Mutex/Atomic (iOS 18); the package has its own `Locked` wrapper instead.
+import PackageDescription
+
+let package = Package(
+    name: "CableReactive",
+    platforms: [.iOS(.v13), .macOS(.v10_15), .tvOS(.v13), .watchOS(.v6)],
+    products: [
+        .library(name: "Signals", targets: ["Signals"]),
+        .library(name: "CableReactive", targets: ["CableReactive"]),
+    ],
+    targets: [
+        .target(name: "Signals"),
+        .systemLibrary(
+            name: "COpenSSL",
+            pkgConfig: "openssl",
+            providers: [.apt(["libssl-dev"]), .brew(["openssl"])]
+        ),
+        .systemLibrary(name: "CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
+        .target(
+            name: "CableReactive",
+            dependencies: [
+                "Signals",
+                .target(name: "COpenSSL", condition: .when(platforms: [.linux])),
+                .target(name: "CZlib", condition: .when(platforms: [.linux])),
+            ]
+        ),
+        .testTarget(name: "SignalsTests", dependencies: ["Signals"]),
+        .testTarget(name: "CableReactiveTests", dependencies: ["CableReactive", "Signals"]),
+        .executableTarget(
+            name: "SignalsBenchmark",
+            dependencies: ["Signals"],
+            path: "Benchmarks/SignalsBenchmark"
+        ),
+    ],
+    swiftLanguageModes: [.v6]
+)

@@ -1,0 +1,146 @@
+import Foundation
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
+/// A source of WebSocket connections: the seam between the Action Cable client and the network.
+///
+/// The client asks its transport for one connection per attempt. The package ships two:
+/// `SocketTransport` (RFC 6455 over POSIX sockets with OpenSSL, the default on Linux) and
+/// `URLSessionTransport` (the default on Apple platforms). Plug in your own to use another stack,
+/// or a fake one in tests.
+///
+/// Implementation requirements:
+/// - `connect` returns at once; the work (DNS, TCP, TLS, upgrade) happens elsewhere.
+/// - `handler` receives events serially, in order, never concurrently with itself, on a thread the
+///   transport owns. The first event is `.opened` or `.closed`; `.closed` is always the last event and
+///   arrives exactly once, also after ``WebSocketConnection/close(code:reason:)``.
+/// - The connection keeps itself alive until `.closed` has been delivered, then releases `handler`.
+public protocol WebSocketTransport: Sendable {
+    /// Starts opening a connection for `request` (a `ws` or `wss` URL), offering `protocols` in
+    /// `Sec-WebSocket-Protocol`, with the request's headers.
+    ///
+    /// - Parameters:
+    ///   - request: the URL and headers of the upgrade request.
+    ///   - protocols: subprotocols to offer, in order of preference. The server must pick one of them or none.
+    ///   - handler: receives the connection's events; see the protocol's requirements.
+    /// - Returns: the connection, usable at once; `send` returns false until it is open.
+    func connect(
+        request: URLRequest,
+        protocols: [String],
+        handler: @escaping @Sendable (WebSocketEvent) -> Void
+    ) -> any WebSocketConnection
+}
+
+/// One WebSocket connection made by a ``WebSocketTransport``.
+///
+/// Every method is safe to call from any thread.
+public protocol WebSocketConnection: AnyObject, Sendable {
+    /// Queues a text message.
+    ///
+    /// - Returns: `true` when the message was queued on an open connection; `false` when the connection
+    ///   is not open yet, is closing, or is closed. A queued message is sent in call order.
+    @discardableResult
+    func send(text: String) -> Bool
+
+    /// Starts the close handshake with `code` and `reason` (at most 123 bytes of UTF-8), or abandons the
+    /// attempt if the connection is not open yet. Idempotent. `.closed` follows.
+    func close(code: WebSocketCloseCode, reason: String)
+}
+
+/// What a ``WebSocketConnection`` reports, in order.
+public enum WebSocketEvent: Sendable, Equatable {
+    /// The upgrade succeeded; `protocol` is the subprotocol the server chose, if any.
+    case opened(protocol: String?)
+    /// A complete, UTF-8 validated text message.
+    case text(String)
+    /// The connection ended. Always the last event.
+    case closed(WebSocketCloseInfo)
+}
+
+/// How a connection ended.
+public enum WebSocketCloseInfo: Sendable, Equatable {
+    /// A close frame was exchanged: `code` is the peer's code (or ours, if we closed first) and
+    /// `reason` its UTF-8 reason text.
+    case closed(code: WebSocketCloseCode, reason: String)
+    /// The connection failed or ended without a close frame.
+    case failed(WebSocketError)
+}
+
+/// A WebSocket close status code (RFC 6455 §7.4).
+public struct WebSocketCloseCode: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
+    public var rawValue: UInt16
+    public init(rawValue: UInt16) { self.rawValue = rawValue }
+
+    /// 1000: the purpose of the connection is fulfilled.
+    public static let normalClosure = WebSocketCloseCode(rawValue: 1000)
+    /// 1001: an endpoint is going away (a server restart, a page navigation).
+    public static let goingAway = WebSocketCloseCode(rawValue: 1001)
+    /// 1002: the peer broke the protocol.
+    public static let protocolError = WebSocketCloseCode(rawValue: 1002)
+    /// 1003: a data type the endpoint cannot accept (for example binary where only text is expected).
+    public static let unsupportedData = WebSocketCloseCode(rawValue: 1003)
+    /// 1005: no status code was present in the close frame. Never sent on the wire.
+    public static let noStatusReceived = WebSocketCloseCode(rawValue: 1005)
+    /// 1006: the connection closed without a close frame. Never sent on the wire.
+    public static let abnormalClosure = WebSocketCloseCode(rawValue: 1006)
+    /// 1007: a text message was not valid UTF-8.
+    public static let invalidFramePayloadData = WebSocketCloseCode(rawValue: 1007)
+    /// 1008: a message violated the endpoint's policy.
+    public static let policyViolation = WebSocketCloseCode(rawValue: 1008)
+    /// 1009: a message was too big to process.
+    public static let messageTooBig = WebSocketCloseCode(rawValue: 1009)
+    /// 1010: the server did not negotiate an extension the client requires.
+    public static let mandatoryExtension = WebSocketCloseCode(rawValue: 1010)
+    /// 1011: the server met an unexpected condition.
+    public static let internalServerError = WebSocketCloseCode(rawValue: 1011)
+
+    public var description: String { String(rawValue) }
+}
+
+/// Why a WebSocket connection failed. Compare with the static members; the message never holds
+/// headers, bodies, URL paths or queries, so it is safe to log.
+public struct WebSocketError: Error, Hashable, Sendable, CustomStringConvertible {
+    /// The kind of failure.
+    public enum Kind: Hashable, Sendable {
+        /// The host name could not be resolved.
+        case dnsFailure
+        /// No address accepted the TCP connection.
+        case connectionRefused
+        /// The TCP connection, TLS handshake or HTTP upgrade took longer than the connect timeout.
+        case timeout
+        /// The TLS handshake failed (certificate, host name, protocol version).
+        case tls
+        /// The server answered the upgrade with a status other than 101.
+        case upgradeRejected(status: Int)
+        /// The upgrade response was malformed or did not match the request (accept key, headers, subprotocol).
+        case invalidHandshake
+        /// The peer broke RFC 6455; we closed with `closeCode`.
+        case protocolViolation(closeCode: WebSocketCloseCode)
+        /// The connection closed without a close frame (code 1006).
+        case abnormalClosure
+        /// A socket call failed with `errno`.
+        case io(errno: Int32)
+        /// The URL is not a usable ws or wss URL.
+        case invalidURL
+    }
+
+    /// The kind of failure.
+    public var kind: Kind
+    /// A short, log-safe explanation.
+    public var detail: String
+
+    public init(_ kind: Kind, detail: String = "") {
+        self.kind = kind
+        self.detail = detail
+    }
+
+    /// The HTTP status of a rejected upgrade, if this is one.
+    public var httpStatus: Int? {
+        if case .upgradeRejected(let status) = kind { return status }
+        return nil
+    }
+
+    public var description: String { detail.isEmpty ? "\(kind)" : "\(kind): \(detail)" }
+}
