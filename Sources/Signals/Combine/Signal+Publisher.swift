@@ -1,0 +1,130 @@
+#if canImport(Combine)
+    import Combine
+
+    extension Signal {
+        /// The signal as a Combine publisher that never fails.
+        ///
+        /// Each subscriber gets its own observation, started on subscription. Values wait in an unbounded
+        /// buffer until the subscriber demands them; cancelling the subscription stops the observation.
+        ///
+        /// ```swift
+        /// client.state.publisher
+        ///     .receive(on: DispatchQueue.main)
+        ///     .sink { state in label.text = "\(state)" }
+        ///     .store(in: &cancellables)
+        /// ```
+        @available(iOS 13, macOS 10.15, tvOS 13, watchOS 6, *)
+        public var publisher: SignalPublisher<Self> { SignalPublisher(signal: self) }
+    }
+
+    /// A Combine `Publisher` over a ``Signal``; see ``Signal/publisher``.
+    @available(iOS 13, macOS 10.15, tvOS 13, watchOS 6, *)
+    public struct SignalPublisher<Base: Signal>: Publisher {
+        public typealias Output = Base.Element
+        public typealias Failure = Never
+
+        let signal: Base
+
+        public func receive<S: Subscriber>(subscriber: S) where S.Input == Output, S.Failure == Never {
+            let subscription = SignalSubscription(subscriber: subscriber)
+            subscriber.receive(subscription: subscription)
+            subscription.start(signal)
+        }
+    }
+
+    /// One Combine subscription: buffers values until demanded.
+    @available(iOS 13, macOS 10.15, tvOS 13, watchOS 6, *)
+    private final class SignalSubscription<S: Subscriber>: Subscription, @unchecked Sendable
+    where S.Failure == Never, S.Input: Sendable {
+        // Guarded by `state`'s lock: the subscriber, demand and buffer are only touched inside `withLock`,
+        // and the subscriber is called outside it, one call at a time (`delivering`).
+        private struct State {
+            var subscriber: S?
+            var demand = Subscribers.Demand.none
+            var buffer: [S.Input] = []
+            var finished = false
+            var delivering = false
+            var observation: Observation?
+        }
+
+        private let state: Locked<State>
+
+        init(subscriber: S) {
+            state = Locked(State(subscriber: subscriber))
+        }
+
+        func start<Base: Signal>(_ signal: Base) where Base.Element == S.Input {
+            let token = signal.observeEvents(on: nil, buffering: .unbounded) { [weak self] event in
+                self?.receive(event)
+            }
+            let keep = state.withLock { state -> Bool in
+                guard state.subscriber != nil else { return false }
+                state.observation = token
+                return true
+            }
+            if !keep { token.cancel() }
+        }
+
+        private func receive(_ event: SignalEvent<S.Input>) {
+            state.withLock { state in
+                switch event {
+                case .value(let value): state.buffer.append(value)
+                case .finished: state.finished = true
+                }
+            }
+            deliver()
+        }
+
+        func request(_ demand: Subscribers.Demand) {
+            state.withLock { $0.demand += demand }
+            deliver()
+        }
+
+        func cancel() {
+            let token = state.withLock { state -> Observation? in
+                state.subscriber = nil
+                state.buffer.removeAll()
+                defer { state.observation = nil }
+                return state.observation
+            }
+            token?.cancel()
+        }
+
+        private enum Step {
+            case value(S, S.Input)
+            case finish(S)
+            case idle
+        }
+
+        private func deliver() {
+            while true {
+                let step = state.withLock { state -> Step in
+                    guard !state.delivering, let subscriber = state.subscriber else { return .idle }
+                    if state.demand > 0, !state.buffer.isEmpty {
+                        state.demand -= 1
+                        state.delivering = true
+                        return .value(subscriber, state.buffer.removeFirst())
+                    }
+                    if state.buffer.isEmpty, state.finished {
+                        state.subscriber = nil
+                        return .finish(subscriber)
+                    }
+                    return .idle
+                }
+                switch step {
+                case .value(let subscriber, let value):
+                    let more = subscriber.receive(value)
+                    state.withLock { state in
+                        state.delivering = false
+                        state.demand += more
+                    }
+                case .finish(let subscriber):
+                    subscriber.receive(completion: .finished)
+                    return
+                case .idle:
+                    return
+                }
+            }
+        }
+    }
+#endif

@@ -1,0 +1,137 @@
+import Dispatch
+
+/// The shared storage of a ``MutableStateValue`` and its read-only ``StateValue`` views.
+final class StateStorage<Value: Sendable>: Sendable {
+    struct State {
+        var value: Value
+        var observers = ObserverList<Value>()
+    }
+
+    let state: Locked<State>
+    let isDuplicate: (@Sendable (Value, Value) -> Bool)?
+
+    init(_ value: Value, isDuplicate: (@Sendable (Value, Value) -> Bool)?) {
+        state = Locked(State(value: value))
+        self.isDuplicate = isDuplicate
+    }
+
+    var value: Value { state.withLock { $0.value } }
+
+    func update<R>(_ body: (inout Value) throws -> R) rethrows -> R {
+        let (result, drains) = try state.withLock { state -> (R, DrainList<Value>) in
+            let old = state.value
+            let result = try body(&state.value)
+            if let isDuplicate, isDuplicate(old, state.value) { return (result, DrainList()) }
+            return (result, state.observers.enqueue(state.value))
+        }
+        drains.run()
+        return result
+    }
+
+    func observeEvents(
+        on queue: DispatchQueue?,
+        buffering: BufferingPolicy,
+        _ handler: @escaping @Sendable (SignalEvent<Value>) -> Void
+    ) -> Observation {
+        let box = ObserverBox(queue: queue, buffering: buffering, handler: handler)
+        // The current value goes in under the same lock as the registration, so the observer sees it
+        // first and then every later change, with nothing missed or repeated.
+        let (id, mustDrain) = state.withLock { state in
+            (state.observers.insert(box), box.enqueue(state.value))
+        }
+        if mustDrain { box.scheduleDrain() }
+        return Observation(box: box) { [weak self] in
+            self?.state.withLock { $0.observers.remove(id: id) }
+        }
+    }
+}
+
+/// A read-only view of a value that changes over time; observers get the current value first.
+///
+/// Apps receive `StateValue`s (for example a client's connection state); the owner keeps the
+/// ``MutableStateValue`` that writes it.
+///
+/// ```swift
+/// let online = MutableStateValue(false)
+/// let view: StateValue<Bool> = online.readOnly
+/// let token = view.observe { print("online:", $0) }   // Prints: online: false
+/// online.value = true                                 // Prints: online: true
+/// ```
+///
+/// Threading: see ``Signal``. Observers run on the writer's thread unless they name a queue.
+/// Lifetime: a view keeps the storage alive; observations do not.
+public final class StateValue<Value: Sendable>: Signal {
+    public typealias Element = Value
+
+    let storage: StateStorage<Value>
+
+    init(storage: StateStorage<Value>) {
+        self.storage = storage
+    }
+
+    /// The current value.
+    public var value: Value { storage.value }
+
+    public func observeEvents(
+        on queue: DispatchQueue?,
+        buffering: BufferingPolicy,
+        _ handler: @escaping @Sendable (SignalEvent<Value>) -> Void
+    ) -> Observation {
+        storage.observeEvents(on: queue, buffering: buffering, handler)
+    }
+}
+
+/// The owner's side of a ``StateValue``: a value that can be written and observed.
+///
+/// Setting a value notifies observers unless it is a duplicate. For `Equatable` values a duplicate is an
+/// equal value, so setting `value` to what it already holds notifies nobody; pass `isDuplicate` to choose
+/// another rule. Without `Equatable` and `isDuplicate`, every write notifies.
+///
+/// ```swift
+/// let gate = MutableStateValue(false)
+/// gate.value = true
+/// gate.update { $0.toggle() }        // atomic read-modify-write
+/// ```
+///
+/// Threading: writes may come from any thread; observers follow the rules of ``Signal``.
+public final class MutableStateValue<Value: Sendable>: Signal {
+    public typealias Element = Value
+
+    let storage: StateStorage<Value>
+
+    /// The read-only view to hand to other code.
+    public let readOnly: StateValue<Value>
+
+    /// Creates a state whose every write notifies, or whose duplicate writes are skipped per `isDuplicate`.
+    public init(_ value: Value, isDuplicate: (@Sendable (Value, Value) -> Bool)? = nil) {
+        storage = StateStorage(value, isDuplicate: isDuplicate)
+        readOnly = StateValue(storage: storage)
+    }
+
+    /// The current value. Setting it notifies observers unless the new value is a duplicate.
+    public var value: Value {
+        get { storage.value }
+        set { storage.update { $0 = newValue } }
+    }
+
+    /// Changes the value in place, atomically with respect to other writers, and returns `body`'s result.
+    @discardableResult
+    public func update<R>(_ body: (inout Value) throws -> R) rethrows -> R {
+        try storage.update(body)
+    }
+
+    public func observeEvents(
+        on queue: DispatchQueue?,
+        buffering: BufferingPolicy,
+        _ handler: @escaping @Sendable (SignalEvent<Value>) -> Void
+    ) -> Observation {
+        storage.observeEvents(on: queue, buffering: buffering, handler)
+    }
+}
+
+extension MutableStateValue where Value: Equatable {
+    /// Creates a state that skips writes equal to the current value.
+    public convenience init(_ value: Value) {
+        self.init(value, isDuplicate: { $0 == $1 })
+    }
+}
