@@ -97,7 +97,7 @@ func streamSend(observers: Int) -> Double {
     let stream = MutableEventStream<Int>()
     let sink = Sink()
     let tokens = (0..<observers).map { _ in stream.observe { sink.add($0) } }
-    defer { tokens.forEach { $0.cancel() } }
+    defer { for token in tokens { token.cancel() } }
     let perObserver = deliveries / observers
     return seconds {
         for value in 0..<perObserver { stream.send(value) }
@@ -134,7 +134,9 @@ func row(_ name: String, _ time: Double, closure: Double, asyncStream: Double) {
     print(line)
 }
 
-print("SignalsBenchmark: \(deliveries) deliveries per case, best of 5, \(ProcessInfo.processInfo.activeProcessorCount) cores")
+print(
+    "SignalsBenchmark: \(deliveries) deliveries per case, best of 5, \(ProcessInfo.processInfo.activeProcessorCount) cores"
+)
 let closureOne = best { closureBaseline(observers: 1) }
 let closureFan = best { closureBaseline(observers: fanOut) }
 let asyncOne = await bestAsync { await asyncStreamBaseline(observers: 1) }
