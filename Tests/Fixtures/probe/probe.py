@@ -32,6 +32,7 @@ FAILED = 0
 FAILURES = []
 VERBOSE = False
 PID_FILE = None
+LOG_DIR = None  # every server's log goes here; removed after a clean run, shown after a failure
 CLEANUP = []  # (kind, pid or Popen)
 
 
@@ -64,7 +65,7 @@ def record_pid(kind, pid):
 
 def rails_start(*extra):
     out = subprocess.run(
-        [RAILS_SERVER, "start", "--watch-pid", str(os.getpid()), "--max-lifetime", "600", *extra],
+        [RAILS_SERVER, "start", "--watch-pid", str(os.getpid()), "--max-lifetime", "600", "--log-dir", LOG_DIR, *extra],
         capture_output=True, text=True, timeout=40,
     )
     if out.returncode != 0:
@@ -76,7 +77,7 @@ def rails_start(*extra):
 
 
 def redis_start():
-    out = subprocess.run([RAILS_SERVER, "start-redis"], capture_output=True, text=True, timeout=20)
+    out = subprocess.run([RAILS_SERVER, "start-redis", "--log-dir", LOG_DIR], capture_output=True, text=True, timeout=20)
     if out.returncode != 0:
         raise RuntimeError(f"start-redis failed: {out.stderr}")
     port, pid = out.stdout.split()[:2]
@@ -279,6 +280,9 @@ async def t_basics(A):
     await c.perform(i, "echo", text="hi", n=1)
     m = await c.message(i)
     check("echo returns data incl. action", m == {"text": "hi", "n": 1, "action": "echo"}, m)
+    await c.perform(i, "echo", text="h\u00e9llo \u2713 \U0001F680")
+    m = await c.message(i)
+    check("echo keeps UTF-8 text intact", m.get("text") == "h\u00e9llo \u2713 \U0001F680", m)
     await c.perform(i, None, text="plain")
     m = await c.message(i)
     check("perform without action -> receive echoes", m == {"text": "plain"}, m)
@@ -670,6 +674,10 @@ async def t_proxy(A):
     check("proxy cut: partial frame then abrupt close (1006, no close frame)",
           r.get("armed") == 1 and frames == [] and code == 1006 and not rcvd, f"{r} {frames} {code}")
 
+    # cut, seen on raw bytes: the stream must end in the middle of a frame, with FIN (not RST)
+    ok, detail = await asyncio.to_thread(raw_cut_check, px, i)
+    check("proxy cut (raw bytes): stream ends mid-frame with FIN", ok, detail)
+
     # reset: existing connections get RST, new ones too
     c = await Cable.open(px.port, token="tok-px")
     await px.post("/reset")
@@ -742,6 +750,85 @@ async def t_proxy(A):
     check("proxy exits when --parent-pid is gone", ok)
 
 
+def raw_cut_check(px, identifier):
+    """Raw TCP client through the proxy: handshake, welcome, subscribe, arm cut, echo 20 kB, read to EOF."""
+    import base64
+    import socket as so
+
+    s = so.create_connection(("127.0.0.1", px.port), timeout=5)
+    try:
+        key = base64.b64encode(os.urandom(16)).decode()
+        s.sendall(
+            (f"GET /cable?token=tok-raw HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+             f"Sec-WebSocket-Key: {key}\r\nSec-WebSocket-Version: 13\r\n"
+             f"Sec-WebSocket-Protocol: actioncable-v1-json\r\n\r\n").encode()
+        )
+        buf = b""
+
+        def frames_in(b):
+            """Parses unmasked server frames; returns (list of payloads, leftover bytes)."""
+            out = []
+            while len(b) >= 2:
+                n = b[1] & 0x7F
+                h = 2
+                if n == 126:
+                    if len(b) < 4:
+                        break
+                    n, h = int.from_bytes(b[2:4], "big"), 4
+                elif n == 127:
+                    if len(b) < 10:
+                        break
+                    n, h = int.from_bytes(b[2:10], "big"), 10
+                if len(b) < h + n:
+                    break
+                out.append(b[h:h + n])
+                b = b[h + n:]
+            return out, b
+
+        def mask(payload):
+            m = os.urandom(4)
+            body = bytes(c ^ m[k % 4] for k, c in enumerate(payload))
+            ln = len(payload)
+            hdr = bytes([0x81, 0x80 | ln]) if ln < 126 else bytes([0x81, 0x80 | 126]) + ln.to_bytes(2, "big")
+            return hdr + m + body
+
+        while b"\r\n\r\n" not in buf:
+            buf += s.recv(4096)
+        head, buf = buf.split(b"\r\n\r\n", 1)
+        if b" 101 " not in head.split(b"\r\n")[0]:
+            return False, head[:80]
+        got = []
+        while not any(b"welcome" in f for f in got):
+            buf += s.recv(4096)
+            fs, buf = frames_in(buf)
+            got += fs
+        s.sendall(mask(json.dumps({"command": "subscribe", "identifier": identifier}).encode()))
+        while not any(b"confirm_subscription" in f for f in got):
+            buf += s.recv(4096)
+            fs, buf = frames_in(buf)
+            got += fs
+        _, r = _http("POST", px.control, "/cut")
+        s.sendall(mask(json.dumps({"command": "message", "identifier": identifier,
+                                   "data": json.dumps({"action": "echo", "pad": "z" * 20000})}).encode()))
+        after = b""
+        rst = False
+        try:
+            while True:
+                d = s.recv(65536)
+                if not d:
+                    break
+                after += d
+        except ConnectionResetError:
+            rst = True
+        fs, left = frames_in(buf + after)
+        mid_frame = len(left) > 0
+        return (r.get("armed") == 1 and not rst and mid_frame and len(after) > 0,
+                f"armed={r.get('armed')} bytes_after_cut={len(after)} whole_frames={len(fs)} "
+                f"leftover={len(left)} rst={rst}")
+    finally:
+        s.close()
+
+
 async def t_watchdog():
     port, pid = rails_start("--max-lifetime", "1")
     deadline = time.monotonic() + 8
@@ -782,12 +869,16 @@ async def run(only):
 
 
 def main():
-    global VERBOSE, PID_FILE
+    global VERBOSE, PID_FILE, LOG_DIR
     ap = argparse.ArgumentParser()
     ap.add_argument("--pid-file")
     ap.add_argument("--only", default="")
     ap.add_argument("--verbose", action="store_true")
+    ap.add_argument("--keep-logs", action="store_true")
     args = ap.parse_args()
+    import shutil
+    import tempfile
+    LOG_DIR = tempfile.mkdtemp(prefix="cable-probe.")
     VERBOSE = args.verbose
     PID_FILE = args.pid_file
     only = [x for x in args.only.split(",") if x]
@@ -804,6 +895,17 @@ def main():
     log(f"probe took {time.monotonic() - t0:.1f}s")
     if FAILURES:
         log("failed: " + ", ".join(FAILURES))
+        for name in sorted(os.listdir(LOG_DIR)):
+            if name.endswith(".log"):
+                with open(os.path.join(LOG_DIR, name), errors="replace") as f:
+                    tail = f.readlines()[-25:]
+                log(f"--- last lines of {name}:")
+                log("".join(tail).rstrip())
+        log(f"logs kept in {LOG_DIR}")
+    elif args.keep_logs:
+        log(f"logs kept in {LOG_DIR}")
+    else:
+        shutil.rmtree(LOG_DIR, ignore_errors=True)
     log(f"{PASSED} passed, {FAILED} failed")
     sys.exit(1 if FAILED or PASSED == 0 else 0)
 

@@ -5,6 +5,8 @@
 # Run it with Scripts/rails-server (or: puma --no-config -t 0:16 -e production -b tcp://127.0.0.1:PORT config.ru).
 # See Tests/Fixtures/README.md for every endpoint, channel and environment variable.
 
+# CI may run without a UTF-8 locale; Ruby would then treat external data as US-ASCII.
+Encoding.default_external = Encoding::UTF_8
 require "json"
 require "securerandom"
 require "logger"
