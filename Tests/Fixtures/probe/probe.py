@@ -449,6 +449,83 @@ async def t_auth(A):
     await c.close()
 
 
+def raw_upgrade_status(port, query):
+    """Sends a raw WebSocket upgrade request; returns (status line, headers dict) without following anything."""
+    import socket as so
+
+    s = so.create_connection(("127.0.0.1", port), timeout=5)
+    try:
+        s.sendall(
+            (f"GET /cable?{query} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+             f"Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n").encode()
+        )
+        buf = b""
+        while b"\r\n\r\n" not in buf:
+            d = s.recv(4096)
+            if not d:
+                break
+            buf += d
+        lines = buf.split(b"\r\n\r\n", 1)[0].decode("latin-1").split("\r\n")
+        hdrs = {k.strip().lower(): v.strip() for k, _, v in (ln.partition(":") for ln in lines[1:])}
+        return lines[0], hdrs
+    finally:
+        s.close()
+
+
+async def t_extras(A):
+    c = await Cable.open(A, token="tok-rec")
+    i = ident("EchoChannel", stream="rec")
+    j = ident("ChatChannel", room="r1")
+    await c.subscribe(i)
+    await c.subscribe(j)
+    await http("DELETE", A, "/control/recorded")
+    for k in range(5):
+        await c.perform(i, "record", k=k)
+    await c.perform(i, "echo", fence=True)  # on the default pool of 4 this is only a rough fence
+    await c.message(i)
+    deadline = time.monotonic() + 3
+    while True:
+        _, r = await http("GET", A, "/control/recorded")
+        if len(r["recorded"]) >= 5 or time.monotonic() > deadline:
+            break
+        await asyncio.sleep(0.05)
+    ks = sorted(e["data"]["k"] for e in r["recorded"])
+    check("record action: 5 performs land in GET /control/recorded (no reply frame)",
+          ks == [0, 1, 2, 3, 4] and all(e["user"] == "rec" and e["identifier"] == i for e in r["recorded"]), r)
+    _, st = await http("GET", A, "/control/connections?detail=1")
+    subs = [x["subscriptions"] for x in st.get("connections", []) if x["user"] == "rec"]
+    check("connections?detail=1 lists server-side subscriptions", subs and sorted(subs[0]) == sorted([i, j]), st)
+    await c.send({"command": "unsubscribe", "identifier": j})
+    deadline = time.monotonic() + 3
+    while True:
+        _, st = await http("GET", A, "/control/connections?detail=1")
+        subs = [x["subscriptions"] for x in st.get("connections", []) if x["user"] == "rec"]
+        if (subs and subs[0] == [i]) or time.monotonic() > deadline:
+            break
+        await asyncio.sleep(0.05)
+    check("unsubscribe is visible in connections?detail=1", subs and subs[0] == [i], subs)
+    await c.close()
+
+    line, hdrs = await asyncio.to_thread(raw_upgrade_status, A, "redirect=ws%3A%2F%2F127.0.0.1%3A1%2Fcable&token=tok-x")
+    check("/cable?redirect=URL -> 302 with Location", " 302 " in line and hdrs.get("location") == "ws://127.0.0.1:1/cable",
+          f"{line} {hdrs}")
+    try:
+        c = await Cable.open(A, query="http_status=503")
+        await c.close()
+        check("/cable?http_status=503 -> HTTP 503", False, "connected")
+    except InvalidStatus as e:
+        check("/cable?http_status=503 -> HTTP 503", e.response.status_code == 503, e.response.status_code)
+
+    # large message both ways (Rails has no size limit of its own)
+    c = await Cable.open(A, token="tok-big")
+    await c.subscribe(i)
+    big = "b" * (2 * 1024 * 1024)
+    await c.perform(i, "echo", big=big)
+    m = await c.message(i, timeout=10)
+    check("2 MiB echo round trip", m.get("big") == big)
+    await c.close()
+
+
 async def t_server_closes(A):
     i = ident("EchoChannel")
     c = await Cable.open(A, token="tok-kicky")
@@ -847,7 +924,7 @@ async def t_watchdog():
     check("rails server exits after CABLE_MAX_LIFETIME", not alive)
 
 
-TESTS = ["basics", "reject", "chat", "auth", "server_closes", "counts_restart", "bursts", "redis", "proxy", "watchdog"]
+TESTS = ["basics", "reject", "chat", "auth", "extras", "server_closes", "counts_restart", "bursts", "redis", "proxy", "watchdog"]
 
 
 async def run(only):

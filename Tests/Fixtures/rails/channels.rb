@@ -87,6 +87,12 @@ class EchoChannel < ApplicationCable::Channel
     connection.close(reason: data["reason"], reconnect: reconnect)
   end
 
+  # {"action":"record", ...} → nothing is sent back; the server appends
+  # {"user","identifier","data","t"} to the log read by GET /control/recorded.
+  def record(data)
+    Fixture.record_perform({ "user" => current_user, "identifier" => identifier, "data" => data, "t" => Fixture.now_mono.round(6) })
+  end
+
   # Raises inside the action: Rails logs it, sends nothing, the connection stays open.
   def boom(_data)
     raise "boom (fixture: exception inside an action)"

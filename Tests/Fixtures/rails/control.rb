@@ -61,7 +61,20 @@ module FixtureControl
                   "uptime" => (Fixture.now_mono - Fixture::STARTED_MONO).round(3) })
 
     when ["GET", "/control/connections"]
-      json(200, connections_info)
+      info = connections_info
+      if Fixture.truthy?(q["detail"])
+        info["connections"] = alive_connections.map do |c, v|
+          { "user" => v[:user], "via" => v[:via], "opened_at" => v[:opened_at], "subscriptions" => c.subscriptions.identifiers }
+        end
+      end
+      json(200, info)
+
+    when ["GET", "/control/recorded"]
+      json(200, { "recorded" => Fixture.recorded })
+
+    when ["DELETE", "/control/recorded"], ["POST", "/control/recorded/clear"]
+      Fixture.clear_recorded
+      json(200, { "ok" => true })
 
     when ["POST", "/control/broadcast"]
       stream = q["stream"].presence or return bad("stream required")
@@ -207,6 +220,15 @@ class FixtureCableEndpoint
     })
     if (d = q["delay_upgrade"].presence)
       sleep(d.to_f.clamp(0.0, 30.0))
+    end
+    # ?redirect=URL → 302 Location: URL instead of the upgrade (for redirect / credential-leak tests).
+    if (loc = q["redirect"].presence)
+      return [302, { "Location" => loc, "Content-Type" => "text/plain", "Content-Length" => "0" }, []]
+    end
+    # ?http_status=NNN (400..599) → that status with body "fixture status NNN" instead of the upgrade.
+    if (st = q["http_status"].presence) && (code = st.to_i).between?(400, 599)
+      body = "fixture status #{code}"
+      return [code, { "Content-Type" => "text/plain", "Content-Length" => body.bytesize.to_s }, [body]]
     end
     ActionCable.server.call(env)
   end

@@ -48,6 +48,7 @@ module Fixture
   @counters = Hash.new(0)
   @bench = Hash.new { |h, k| h[k] = [] } # sub (String) => [BenchChannel instances on this server]
   HANDSHAKE_LOG_MAX = 500
+  RECORD_MAX = 100_000
 
   class << self
     def allow_anonymous?; LOCK.synchronize { @allow_anonymous }; end
@@ -104,6 +105,18 @@ module Fixture
     def sockets_count; LOCK.synchronize { @sockets.size }; end
     def counters; LOCK.synchronize { @counters.dup }; end
     def count(key); LOCK.synchronize { @counters[key] += 1 }; end
+
+    # Performs of EchoChannel#record, in arrival order (bounded).
+    def record_perform(entry)
+      LOCK.synchronize do
+        @counters[:recorded] += 1
+        @recorded ||= []
+        @recorded << entry.merge("n" => @counters[:recorded])
+        @recorded.shift while @recorded.size > RECORD_MAX
+      end
+    end
+    def recorded; LOCK.synchronize { (@recorded || []).dup }; end
+    def clear_recorded; LOCK.synchronize { @recorded = [] }; end
 
     def bench_add(sub, ch); LOCK.synchronize { @bench[sub.to_s] << ch }; end
     def bench_remove(sub, ch); LOCK.synchronize { @bench[sub.to_s].delete(ch); @bench.delete(sub.to_s) if @bench[sub.to_s].empty? }; end
