@@ -81,13 +81,14 @@ class Conn:
         for t in self.tasks:
             if t is not current:
                 t.cancel()
+        # Close the fds one loop iteration later: the cancelled sock_recv/sock_sendall futures remove
+        # their selector registrations (by fd number) in callbacks that are already queued; closing
+        # first could let a new connection reuse the fd number and lose its registration.
+        closer = rst_close if rst else fin_close
         if rst:
-            rst_close(self.client)
-            rst_close(self.upstream)
             self.proxy.rst_sent += 1
-        else:
-            fin_close(self.client)
-            fin_close(self.upstream)
+        client, upstream = self.client, self.upstream
+        asyncio.get_running_loop().call_soon(lambda: (closer(client), closer(upstream)))
         self.proxy.conns.pop(self.id, None)
 
 
@@ -369,6 +370,11 @@ def route(proxy, method, path, params):
     if name in MODES:
         res = proxy.set_mode(name, params)
         return 200, {"ok": True, "mode": proxy.mode, **res}
+    if name == "drop":  # RST every live connection once; the mode is unchanged
+        n = len(proxy.conns)
+        for c in list(proxy.conns.values()):
+            c.close(rst=True)
+        return 200, {"ok": True, "dropped": n}
     if name == "cut":
         return 200, {"ok": True, "armed": proxy.arm_cut()}
     if name == "clear":
@@ -442,6 +448,7 @@ async def main():
         t.cancel()
     for c in list(proxy.conns.values()):
         c.close()
+    await asyncio.sleep(0.01)  # run the deferred socket closes
     ctl.close()
     lst.close()
 

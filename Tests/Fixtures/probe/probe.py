@@ -755,6 +755,15 @@ async def t_proxy(A):
     ok, detail = await asyncio.to_thread(raw_cut_check, px, i)
     check("proxy cut (raw bytes): stream ends mid-frame with FIN", ok, detail)
 
+    # drop: RST the live connections once, mode stays pass
+    c = await Cable.open(px.port, token="tok-px")
+    st, r = await px.post("/drop")
+    frames, code, rcvd = await c.until_closed(3)
+    c = await Cable.open(px.port, token="tok-px")
+    check("proxy drop: live connection reset (1006), next connect works",
+          r.get("dropped", 0) >= 1 and code == 1006 and not rcvd, f"{r} {code}")
+    await c.close()
+
     # reset: existing connections get RST, new ones too
     c = await Cable.open(px.port, token="tok-px")
     await px.post("/reset")
