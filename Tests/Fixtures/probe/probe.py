@@ -712,7 +712,7 @@ async def t_proxy(A):
     check("proxy latency 300 ms: echo RTT >= 0.6 s", d >= 0.58 and m.get("tag") == "lat", f"{d:.3f}s")
     await px.post("/pass")
     d, m = await rtt(c, "pass2")
-    check("proxy pass again: RTT back to normal", d < 0.25, f"{d:.3f}s base {base:.3f}s")
+    check("proxy pass again: RTT back to normal", d < 0.5, f"{d:.3f}s base {base:.3f}s")
 
     await px.post("/throttle?bps=50000")
     t0 = time.monotonic()
@@ -726,7 +726,7 @@ async def t_proxy(A):
     await c.perform(i, "burst", count=100, size=1000)
     while "burst_done" not in await c.message(i, timeout=15):
         pass
-    check("proxy pass: same burst fast", time.monotonic() - t0 < 0.5, f"{time.monotonic() - t0:.2f}s")
+    check("proxy pass: same burst fast", time.monotonic() - t0 < 1.2, f"{time.monotonic() - t0:.2f}s")
 
     # blackhole: nothing flows (not even the 3 s pings), connection stays open; pass heals it
     await px.post("/blackhole")
