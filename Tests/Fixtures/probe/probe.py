@@ -656,6 +656,7 @@ async def t_bursts(A):
 async def t_redis():
     rport, rpid = redis_start()
     url = f"redis://127.0.0.1:{rport}/0"
+    check("redis-server listens on 127.0.0.1 only", listen_addrs(rport) == {"127.0.0.1"}, listen_addrs(rport))
     B1, p1 = rails_start("--redis", url, "--prefix", "probe", "--env", "CABLE_ALLOW_ANONYMOUS=1")
     B2, p2 = rails_start("--redis", url, "--prefix", "probe", "--env", "CABLE_ALLOW_ANONYMOUS=1")
     _, h = await http("GET", B1, "/control/health")
@@ -701,6 +702,9 @@ async def t_proxy(A):
         m = await c.message(i, timeout=10)
         return time.monotonic() - t0, m
 
+    check("faultproxy listens on 127.0.0.1 only (data + control)",
+          listen_addrs(px.port) == {"127.0.0.1"} and listen_addrs(px.control) == {"127.0.0.1"},
+          f"{listen_addrs(px.port)} {listen_addrs(px.control)}")
     c = await Cable.open(px.port, token="tok-px")
     await c.subscribe(i)
     d, m = await rtt(c, "pass")
@@ -915,6 +919,68 @@ def raw_cut_check(px, identifier):
         s.close()
 
 
+def listen_addrs(port):
+    """Local addresses of LISTEN sockets on `port`, from /proc/net/tcp{,6}."""
+    addrs = set()
+    for fn, v6 in (("/proc/net/tcp", False), ("/proc/net/tcp6", True)):
+        try:
+            with open(fn) as f:
+                rows = f.read().splitlines()[1:]
+        except FileNotFoundError:
+            continue
+        for row in rows:
+            cols = row.split()
+            local, state = cols[1], cols[3]
+            ip_hex, port_hex = local.split(":")
+            if state != "0A" or int(port_hex, 16) != port:
+                continue
+            if v6:
+                addrs.add("v6:" + ip_hex)
+            else:
+                addrs.add(".".join(str(b) for b in reversed(bytes.fromhex(ip_hex))))
+    return addrs
+
+
+async def t_pings(A):
+    _, h = await http("GET", A, "/control/health")
+    check("default server: beat_interval 3 (Rails)", h.get("beat_interval") == 3, h)
+    P, pid = rails_start("--env", "CABLE_BEAT_INTERVAL=0.5")
+    _, h = await http("GET", P, "/control/health")
+    check("CABLE_BEAT_INTERVAL=0.5 is applied", h.get("beat_interval") == 0.5, h)
+    c1 = await Cable.open(P, token="tok-p1")
+    c2 = await Cable.open(P, token="tok-p2", query="no_pings=1")
+
+    async def pings_within(c, secs):
+        n = 0
+        kinds = set()
+        deadline = time.monotonic() + secs
+        while True:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return n, kinds
+            try:
+                m = await c.recv(left, pings=True)
+            except asyncio.TimeoutError:
+                return n, kinds
+            if m.get("type") == "ping":
+                n += 1
+                kinds.add(type(m.get("message")).__name__)
+
+    (n1, k1), (n2, _) = await asyncio.gather(pings_within(c1, 2.2), pings_within(c2, 2.2))
+    check("fast pings: >= 3 pings in 2.2 s, message is an integer", n1 >= 3 and k1 == {"int"}, f"{n1} {k1}")
+    check("?no_pings=1: that connection gets no pings", n2 == 0, n2)
+    await http("POST", P, "/control/pings?enabled=0")
+    n1, _ = await pings_within(c1, 1.3)
+    check("POST /control/pings?enabled=0 stops pings", n1 == 0, n1)
+    await http("POST", P, "/control/pings?enabled=1")
+    n1, _ = await pings_within(c1, 1.3)
+    check("POST /control/pings?enabled=1 resumes pings", n1 >= 1, n1)
+    await c1.close()
+    await c2.close()
+    check("fixture server listens on 127.0.0.1 only", listen_addrs(P) == {"127.0.0.1"}, listen_addrs(P))
+    stop_pid(pid)
+
+
 async def t_watchdog():
     port, pid = rails_start("--max-lifetime", "1")
     deadline = time.monotonic() + 8
@@ -933,7 +999,7 @@ async def t_watchdog():
     check("rails server exits after CABLE_MAX_LIFETIME", not alive)
 
 
-TESTS = ["basics", "reject", "chat", "auth", "extras", "server_closes", "counts_restart", "bursts", "redis", "proxy", "watchdog"]
+TESTS = ["basics", "reject", "chat", "auth", "extras", "server_closes", "counts_restart", "bursts", "pings", "redis", "proxy", "watchdog"]
 
 
 async def run(only):

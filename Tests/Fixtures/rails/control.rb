@@ -57,7 +57,8 @@ module FixtureControl
     when ["GET", "/control/health"], ["GET", "/health"]
       json(200, { "ok" => true, "pid" => Process.pid, "adapter" => Fixture::ADAPTER, "server" => Fixture::SERVER_NAME,
                   "actioncable" => ActionCable.version.to_s, "ruby" => RUBY_VERSION,
-                  "allow_anonymous" => Fixture.allow_anonymous?,
+                  "allow_anonymous" => Fixture.allow_anonymous?, "pings_enabled" => Fixture.pings_enabled?,
+                  "beat_interval" => ActionCable::Server::Connections::BEAT_INTERVAL,
                   "uptime" => (Fixture.now_mono - Fixture::STARTED_MONO).round(3) })
 
     when ["GET", "/control/connections"]
@@ -119,6 +120,10 @@ module FixtureControl
     when ["POST", "/control/anonymous"]
       Fixture.allow_anonymous = Fixture.truthy?(q["allow"])
       json(200, { "ok" => true, "allow_anonymous" => Fixture.allow_anonymous? })
+
+    when ["POST", "/control/pings"]
+      Fixture.pings_enabled = Fixture.truthy?(q["enabled"])
+      json(200, { "ok" => true, "pings_enabled" => Fixture.pings_enabled? })
 
     when ["POST", "/control/expire_token"]
       if Fixture.truthy?(q["clear"])

@@ -40,6 +40,7 @@ module Fixture
   # --- mutable fixture state, all behind one lock ---------------------------------------------------
   LOCK = Mutex.new
   @allow_anonymous = env_flag("CABLE_ALLOW_ANONYMOUS")
+  @pings_enabled = true
   @tickets = {}            # ticket => user (one-time)
   @expired_tokens = {}     # token => true: these tokens now get token_expired
   @handshakes = []         # last HANDSHAKE_LOG_MAX upgrade requests
@@ -53,6 +54,9 @@ module Fixture
   class << self
     def allow_anonymous?; LOCK.synchronize { @allow_anonymous }; end
     def allow_anonymous=(v); LOCK.synchronize { @allow_anonymous = v }; end
+
+    def pings_enabled?; LOCK.synchronize { @pings_enabled }; end
+    def pings_enabled=(v); LOCK.synchronize { @pings_enabled = v }; end
 
     def issue_ticket(user)
       t = "tkt-#{SecureRandom.hex(12)}"
@@ -142,6 +146,13 @@ ActionCable.server.config.allow_same_origin_as_host = false
 ActionCable.server.config.allowed_request_origins = [nil, %r{\Ahttps?://(localhost|127\.0\.0\.1)(:\d+)?\z}]
 ActionCable.server.config.disable_request_forgery_protection = Fixture.env_flag("CABLE_DISABLE_FORGERY_PROTECTION")
 
+# CABLE_BEAT_INTERVAL: seconds between server pings (Rails: 3). The heartbeat timer is created on the
+# first request and reads the constant then, so replacing it here is enough.
+if (beat = ENV["CABLE_BEAT_INTERVAL"].presence)
+  ActionCable::Server::Connections.send(:remove_const, :BEAT_INTERVAL)
+  ActionCable::Server::Connections.const_set(:BEAT_INTERVAL, Float(beat).clamp(0.05, 3600.0))
+end
+
 adapter = ENV["CABLE_ADAPTER"].presence || "async"
 cable_cfg = { "adapter" => adapter }
 if adapter == "redis"
@@ -171,6 +182,7 @@ module ApplicationCable
 
     def connect
       q = request.GET
+      @no_pings = Fixture.truthy?(q["no_pings"])
       if (d = q["delay_welcome"].presence)
         sleep([d.to_f, 30.0].min)
       end
@@ -193,6 +205,13 @@ module ApplicationCable
     def on_close(reason, code)
       Fixture.socket_closed(self)
       server.remove_connection(self)
+      super
+    end
+
+    # Server pings can be switched off globally (POST /control/pings?enabled=0) or per connection
+    # (?no_pings=1): the socket stays healthy otherwise, so clients can test stale detection.
+    def beat
+      return if @no_pings || !Fixture.pings_enabled?
       super
     end
 
