@@ -982,6 +982,19 @@ async def t_pings(A):
 
 
 async def t_watchdog():
+    # a server can come back on the same port right after a stop (client reconnect tests)
+    port, pid = rails_start()
+    c = await Cable.open(port, token="tok-sameport")
+    await asyncio.to_thread(stop_pid, pid)
+    frames, code, rcvd = await c.until_closed(3)
+    check("puma stop (TERM): clients see an abrupt close (1006, no frame)", code == 1006 and not rcvd, f"{frames} {code}")
+    t0 = time.monotonic()
+    port2, pid2 = rails_start("--port", str(port))
+    c = await Cable.open(port, token="tok-sameport")
+    check("restart on the same port right after stop", port2 == port, f"{time.monotonic() - t0:.2f}s")
+    await c.close()
+    await asyncio.to_thread(stop_pid, pid2)
+
     port, pid = rails_start("--max-lifetime", "1")
     deadline = time.monotonic() + 8
     alive = True
