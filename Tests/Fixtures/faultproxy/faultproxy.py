@@ -132,7 +132,7 @@ class Proxy:
         else:
             self.flowing.set()
         dropped = 0
-        if mode == "reset" or (mode == "refuse" and params.get("drop") in ("1", "true", "yes")):
+        if mode == "reset" or (mode == "refuse" and str(params.get("drop", "")).lower() in ("1", "true", "yes")):
             for c in list(self.conns.values()):
                 c.close(rst=True)
                 dropped += 1

@@ -578,6 +578,13 @@ async def t_counts_restart(A):
     st = await wait_count(A, 0)
     check("count is 0 after restart (no stale entries)", st["count"] == 0 and st["rails_connections"] == 0
           and st["sockets"] == 0, st)
+    # a client that leaves while connect still runs (delay_welcome) must not leave a ghost entry
+    c = await Cable.open(A, token="tok-gone", query="delay_welcome=0.5", welcome=False)
+    await c.close()
+    await asyncio.sleep(1.0)
+    st = await wait_count(A, 0)
+    check("client gone during connect: no ghost (count, sockets, rails_connections all 0)",
+          st["count"] == 0 and st["sockets"] == 0 and st["rails_connections"] == 0, st)
     c = await Cable.open(A, token="tok-after")
     typ, _ = await c.subscribe(i)
     await c.perform(i, "echo", k="after-restart")

@@ -105,6 +105,7 @@ module Fixture
       end
     end
 
+    def socket_open?(conn); LOCK.synchronize { @sockets.key?(conn) }; end
     def connections_snapshot; LOCK.synchronize { @connections.dup }; end
     def sockets_count; LOCK.synchronize { @sockets.size }; end
     def counters; LOCK.synchronize { @counters.dup }; end
@@ -226,6 +227,9 @@ module ApplicationCable
     # same wire shape as unauthorized (disconnect frame, then close 1000), different reason.
     def handle_open
       super
+      # The client may have closed while connect ran (e.g. delay_welcome): on_close already happened,
+      # and Rails' add_connection above would leave a dead entry in server.connections.
+      server.remove_connection(self) unless Fixture.socket_open?(self)
     rescue TokenExpiredError
       Fixture.count(:token_expired)
       close(reason: "token_expired", reconnect: false) if websocket.alive?
