@@ -185,7 +185,7 @@ module ApplicationCable
       q = request.GET
       @no_pings = Fixture.truthy?(q["no_pings"])
       if (d = q["delay_welcome"].presence)
-        sleep([d.to_f, 30.0].min)
+        sleep(d.to_f.clamp(0.0, 30.0))
       end
 
       user, via = authenticate(q)
