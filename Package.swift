@@ -9,6 +9,7 @@ let package = Package(
     products: [
         .library(name: "Signals", targets: ["Signals"]),
         .library(name: "CableReactive", targets: ["CableReactive"]),
+        .library(name: "CableTesting", targets: ["CableTesting"]),
     ],
     targets: [
         .target(name: "Signals"),
@@ -26,8 +27,9 @@ let package = Package(
                 .target(name: "CZlib", condition: .when(platforms: [.linux])),
             ]
         ),
+        .target(name: "CableTesting", dependencies: ["CableReactive", "Signals"]),
         .testTarget(name: "SignalsTests", dependencies: ["Signals"]),
-        .testTarget(name: "CableReactiveTests", dependencies: ["CableReactive", "Signals"]),
+        .testTarget(name: "CableReactiveTests", dependencies: ["CableReactive", "CableTesting", "Signals"]),
         .executableTarget(
             name: "SignalsBenchmark",
             dependencies: ["Signals"],

@@ -1,0 +1,168 @@
+import Dispatch
+import Foundation
+import Signals
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
+/// An Action Cable client: one WebSocket, many channel subscriptions, automatic reconnection.
+///
+/// ```swift
+/// let client = try ActionCableClient(url: URL(string: "wss://example.com/cable")!) { request in
+///     request.setValue("https://example.com", forHTTPHeaderField: "Origin")
+///     request.setValue("Bearer \(try await tokens.current())", forHTTPHeaderField: "Authorization")
+/// }
+/// let room = try client.subscribe(["channel": "ChatChannel", "room": "lobby"])
+/// client.connect()
+/// for await message in room.messages { print(message) }
+/// ```
+///
+/// Behaviour:
+/// - ``state`` stays ``CableState/connecting(attempt:)`` until the server's welcome; then subscriptions are
+///   (re)sent, and re-sent with backoff (5, 10, 20, 30 s ±25%) until confirmed or rejected.
+/// - A lost connection is retried with exponential backoff (``CableOptions/minReconnectDelay`` doubling up
+///   to ``CableOptions/maxReconnectDelay``, ±25%). A session that was healthy for 10 s comes back after a
+///   random delay in [0, minReconnectDelay], or at once if it went stale.
+/// - ``CableOptions/staleTimeout`` bounds the wait for the welcome and any silence after it.
+/// - A server `disconnect` with `reconnect: false` stops (``CableState/stopped(reason:)``); `unauthorized`
+///   or `token_expired` (or an HTTP 401/403 upgrade answer) calls `onUnauthorized` once per streak.
+/// - `canConnect` gates everything: while it is false (or has no value yet) the client is
+///   ``CableState/disconnected``; when it turns true the client connects at once.
+///
+/// Threading: every method is thread-safe, and operations apply in call order. ``state`` and each
+/// subscription's state change on the callback queue; hooks run in their own tasks; nothing you provide
+/// runs on the network thread or under the client's lock.
+///
+/// Lifetime: keep the client. Releasing it closes it (as ``close()``). Subscriptions do not keep it alive.
+public final class ActionCableClient: Sendable {
+    let engine: ClientEngine
+
+    /// The connection state. Changes are published on the callback queue.
+    public var state: StateValue<CableState> { engine.stateValue.readOnly }
+
+    /// Creates a client; it does not connect until ``connect()``.
+    ///
+    /// - Parameters:
+    ///   - url: the cable endpoint, `ws` or `wss` with a host, e.g. `wss://example.com/cable`.
+    ///   - options: timing and buffer options; see ``CableOptions``.
+    ///   - canConnect: a gate; the client connects only while it is `true`. Combine app conditions with
+    ///     ``Signals/combineLatest(_:_:_:)``, e.g. logged in && online && in the foreground.
+    ///   - transport: the WebSocket implementation; the platform default if omitted.
+    ///   - scheduler: the clock and timers; inject a manual one in tests.
+    ///   - random: the source of jitter.
+    ///   - callbackQueue: where state changes are published; a private serial queue if omitted.
+    ///   - onRequest: edits the upgrade request before every attempt (Origin, tokens, cookies). Throwing
+    ///     fails the attempt, which is retried with backoff.
+    ///   - onUnauthorized: called when the server rejects our credentials; return `true` after refreshing
+    ///     them to reconnect at once, `false` to stop. Throwing counts as a failed attempt.
+    /// - Throws: ``CableError`` `invalidURL` or `invalidOption`.
+    public init<Gate: Signal>(
+        url: URL,
+        options: CableOptions = CableOptions(),
+        canConnect: Gate = AnySignal.just(true),
+        transport: (any WebSocketTransport)? = nil,
+        scheduler: any CableScheduler = DispatchScheduler(),
+        random: any RandomNumberGenerator & Sendable = SystemRandomNumberGenerator(),
+        callbackQueue: DispatchQueue? = nil,
+        onRequest: (@Sendable (inout URLRequest) async throws -> Void)? = nil,
+        onUnauthorized: (@Sendable () async throws -> Bool)? = nil
+    ) throws(CableError) where Gate.Element == Bool {
+        try Self.validate(url)
+        try options.validate()
+        engine = ClientEngine(
+            url: url,
+            options: options,
+            transport: transport ?? defaultTransport(),
+            scheduler: scheduler,
+            random: random,
+            callbackQueue: callbackQueue ?? DispatchQueue(label: "CableReactive.callbacks"),
+            onRequest: onRequest,
+            onUnauthorized: onUnauthorized
+        )
+        engine.startGate(canConnect)
+    }
+
+    deinit { engine.close() }
+
+    static func validate(_ url: URL) throws(CableError) {
+        guard let scheme = url.scheme?.lowercased(), scheme == "ws" || scheme == "wss",
+            let host = url.host, !host.isEmpty
+        else { throw CableError.invalidURL }
+    }
+
+    /// Starts connecting (once `canConnect` is true). From ``CableState/stopped(reason:)`` it starts over
+    /// at attempt 0. Does nothing while connecting or connected; logs a WARN after ``close()``.
+    public func connect() {
+        engine.handle(.machine(.connect))
+    }
+
+    /// Closes the connection and stops retrying; subscriptions stay and are re-sent on the next
+    /// ``connect()``.
+    public func disconnect() {
+        engine.handle(.machine(.disconnect))
+    }
+
+    /// Closes the client for good: the connection, timers and hooks are released, every subscription becomes
+    /// ``SubscriptionState/unsubscribed`` and its messages finish. Idempotent; later calls do nothing.
+    public func close() {
+        engine.close()
+    }
+
+    /// Subscribes to a channel. `params` must be an object with a string `"channel"`.
+    ///
+    /// Allowed before ``connect()``; the subscribe goes out after every welcome. One subscription per
+    /// identifier: subscribing again with the same params while the first is alive throws
+    /// `duplicateSubscription` (the server would ignore a second subscribe). After ``close()`` this returns
+    /// an ``SubscriptionState/unsubscribed`` handle.
+    ///
+    /// - Throws: ``CableError`` `missingChannel`, `unencodableData` or `duplicateSubscription`.
+    public func subscribe(_ params: JSONValue) throws(CableError) -> ChannelSubscription {
+        let identifier: String
+        do {
+            identifier = try CableProtocol.identifier(for: params)
+        } catch let error as CableError {
+            throw error
+        } catch {
+            throw CableError(code: .unencodableData)
+        }
+        guard let (serial, box) = try engine.subscribe(identifier: identifier) else {
+            let box = SubscriptionBox(
+                serial: 0, identifier: identifier, capacity: 1, host: engine.host,
+                callbackQueue: engine.callbackQueue)
+            box.state.value = .unsubscribed
+            box.buffer.finish()
+            return ChannelSubscription(identifier: identifier, serial: 0, box: box, engine: nil)
+        }
+        return ChannelSubscription(identifier: identifier, serial: serial, box: box, engine: engine)
+    }
+
+    /// Subscribes with `Encodable` params; see ``subscribe(_:)-(JSONValue)``.
+    public func subscribe(_ params: some Encodable) throws(CableError) -> ChannelSubscription {
+        let value: JSONValue
+        do {
+            value = try JSONValue(encoding: params)
+        } catch {
+            throw CableError(code: .unencodableData)
+        }
+        return try subscribe(value)
+    }
+}
+
+extension ActionCableClient {
+    /// Creates a client with no gate: it connects whenever asked. See the designated initializer.
+    public convenience init(
+        url: URL,
+        options: CableOptions = CableOptions(),
+        transport: (any WebSocketTransport)? = nil,
+        scheduler: any CableScheduler = DispatchScheduler(),
+        random: any RandomNumberGenerator & Sendable = SystemRandomNumberGenerator(),
+        callbackQueue: DispatchQueue? = nil,
+        onRequest: (@Sendable (inout URLRequest) async throws -> Void)? = nil,
+        onUnauthorized: (@Sendable () async throws -> Bool)? = nil
+    ) throws(CableError) {
+        try self.init(
+            url: url, options: options, canConnect: AnySignal.just(true), transport: transport, scheduler: scheduler,
+            random: random, callbackQueue: callbackQueue, onRequest: onRequest, onUnauthorized: onUnauthorized)
+    }
+}

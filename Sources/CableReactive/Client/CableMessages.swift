@@ -1,0 +1,84 @@
+import Dispatch
+import Signals
+
+/// A subscription's messages: an `AsyncSequence` and a ``Signal`` over its bounded buffer.
+///
+/// Messages wait in the subscription's buffer (``CableOptions/messageBufferSize``, newest kept) until
+/// consumed, so nothing is lost between subscribing and starting a loop. One consumer at a time: a second,
+/// concurrent loop or observer ends at once (and logs a WARN `concurrent_collection`); once the first one
+/// ends, a new loop resumes from the buffer.
+///
+/// ```swift
+/// for await message in subscription.messages {
+///     print(message["text"]?.stringValue ?? "")
+/// }
+/// ```
+///
+/// Threading: a loop runs on its own task. An observer runs on the queue it names, or on the client's
+/// callback queue; never on the network thread, so a slow consumer never delays the client.
+/// Lifetime: the sequence ends when the subscription is unsubscribed or the client closes.
+public struct CableMessages<Element: Sendable>: AsyncSequence, Signal {
+    let buffer: MessageBuffer
+    let callbackQueue: DispatchQueue
+    let transform: @Sendable (JSONValue) -> Element?
+
+    /// How many messages the subscription's buffer has dropped because it was full.
+    public var droppedCount: Int { buffer.droppedCount }
+
+    public func makeAsyncIterator() -> Iterator {
+        Iterator(consumer: Consumer(buffer: buffer), transform: transform)
+    }
+
+    /// The iterator of one loop; iterate from one task.
+    public struct Iterator: AsyncIteratorProtocol {
+        let consumer: Consumer
+        let transform: @Sendable (JSONValue) -> Element?
+
+        public mutating func next() async -> Element? {
+            guard let id = consumer.id else { return nil }
+            while let message = await consumer.buffer.next(for: id) {
+                if let element = transform(message) { return element }
+            }
+            return nil
+        }
+    }
+
+    public func observeEvents(
+        on queue: DispatchQueue?,
+        buffering: BufferingPolicy,
+        _ handler: @escaping @Sendable (SignalEvent<Element>) -> Void
+    ) -> Observation {
+        let transform = transform
+        let id = buffer.attach(
+            queue: queue ?? callbackQueue,
+            deliver: { message in
+                if let element = transform(message) { handler(.value(element)) }
+            },
+            finish: { handler(.finished) }
+        )
+        guard let id else {
+            handler(.finished)
+            return Observation(cancel: {})
+        }
+        let buffer = buffer
+        return Observation(cancel: { buffer.release(id) }, droppedCount: { buffer.droppedCount })
+    }
+
+    /// Holds the consumer slot for one iterator, and gives it back when the iterator is released.
+    final class Consumer: Sendable {
+        let buffer: MessageBuffer
+        let id: UInt64?
+
+        init(buffer: MessageBuffer) {
+            self.buffer = buffer
+            id = buffer.claim()
+        }
+
+        deinit {
+            if let id { buffer.release(id) }
+        }
+    }
+}
+
+@available(*, unavailable)
+extension CableMessages.Iterator: Sendable {}

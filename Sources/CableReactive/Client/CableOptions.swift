@@ -1,0 +1,47 @@
+import Foundation
+
+/// Tuning for an ``ActionCableClient``. The defaults suit Rails and AnyCable servers.
+///
+/// | option | default | meaning |
+/// |---|---|---|
+/// | ``staleTimeout`` | 15 s | deadline for the server's welcome, and the longest silence after it (Rails pings every 3 s) |
+/// | ``minReconnectDelay`` | 1 s | the first backoff step |
+/// | ``maxReconnectDelay`` | 30 s | the backoff ceiling |
+/// | ``maxReconnectAttempts`` | `nil` (unlimited) | retries after the first attempt; N allows N + 1 tries |
+/// | ``messageBufferSize`` | 128 | messages buffered per subscription; the oldest are dropped beyond it |
+///
+/// ```swift
+/// var options = CableOptions()
+/// options.staleTimeout = 10
+/// options.maxReconnectAttempts = 5
+/// ```
+public struct CableOptions: Sendable, Hashable {
+    /// Seconds allowed for the welcome after an attempt starts, and the longest silence after the welcome.
+    public var staleTimeout: TimeInterval = 15
+    /// The first backoff step, in seconds; later steps double up to ``maxReconnectDelay``, each ±25%.
+    public var minReconnectDelay: TimeInterval = 1
+    /// The longest backoff delay, in seconds.
+    public var maxReconnectDelay: TimeInterval = 30
+    /// How many retries follow the first attempt before the client stops with `"max_reconnect_attempts"`;
+    /// `nil` retries forever.
+    public var maxReconnectAttempts: Int?
+    /// How many undelivered messages each subscription keeps; when full, the oldest is dropped and counted.
+    public var messageBufferSize: Int = 128
+
+    public init() {}
+
+    /// Checks every option; construction of a client calls this.
+    ///
+    /// - Throws: ``CableError`` with code `invalidOption` naming the first bad option.
+    public func validate() throws(CableError) {
+        func check(_ ok: Bool, _ name: String) throws(CableError) {
+            if !ok { throw CableError.invalidOption(name) }
+        }
+        try check(staleTimeout.isFinite && staleTimeout > 0, "staleTimeout")
+        try check(minReconnectDelay.isFinite && minReconnectDelay > 0, "minReconnectDelay")
+        try check(maxReconnectDelay.isFinite && maxReconnectDelay > 0, "maxReconnectDelay")
+        try check(minReconnectDelay <= maxReconnectDelay, "minReconnectDelay")
+        try check((maxReconnectAttempts ?? 0) >= 0, "maxReconnectAttempts")
+        try check(messageBufferSize >= 1, "messageBufferSize")
+    }
+}

@@ -1,0 +1,355 @@
+import Dispatch
+import Foundation
+import Signals
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
+/// The shell around the pure state machines: one lock, decisions under it, effects with no user code.
+///
+/// Every event (an API call, a transport event, a timer) takes the lock, runs the machines, and executes
+/// their actions while still holding it. Those actions are all non-blocking and never call user code:
+/// sending on the transport (which only queues), scheduling timers, starting a hook's `Task`, and queueing
+/// state publications on the callback queue. So operations apply in call order, and a slow observer or
+/// hook never holds up the control path. Log lines are collected and emitted after unlocking.
+final class ClientEngine: Sendable {
+    static let protocols = ["actioncable-v1-json", "actioncable-unsupported"]
+
+    enum Event: Sendable {
+        case machine(ConnectionMachine.Event)
+        case requestPrepared(id: UInt64, URLRequest)
+        case retryFired(identifier: String, generation: UInt64)
+    }
+
+    struct Core: Sendable {
+        var machine: ConnectionMachine
+        var registry: SubscriptionRegistry
+        var random: any RandomNumberGenerator & Sendable
+        var connection: (id: UInt64, connection: any WebSocketConnection)?
+        var request: (id: UInt64, request: URLRequest)?
+        var timers: [ConnectionMachine.TimerKind: any ScheduledWork] = [:]
+        var retryTimers: [String: any ScheduledWork] = [:]
+        var boxes: [Int: SubscriptionBox] = [:]
+        var routes: [String: SubscriptionBox] = [:]
+        var hook: Task<Void, Never>?
+        var logs: [LogEvent] = []
+        var closed = false
+    }
+
+    let url: URL
+    let host: String
+    let options: CableOptions
+    let transport: any WebSocketTransport
+    let scheduler: any CableScheduler
+    let callbackQueue: DispatchQueue
+    let onRequest: (@Sendable (inout URLRequest) async throws -> Void)?
+    let onUnauthorized: (@Sendable () async throws -> Bool)?
+    let stateValue = MutableStateValue(CableState.disconnected)
+    private let core: Locked<Core>
+    private let gateObservation = Locked<Observation?>(nil)
+
+    init(
+        url: URL,
+        options: CableOptions,
+        transport: any WebSocketTransport,
+        scheduler: any CableScheduler,
+        random: any RandomNumberGenerator & Sendable,
+        callbackQueue: DispatchQueue,
+        onRequest: (@Sendable (inout URLRequest) async throws -> Void)?,
+        onUnauthorized: (@Sendable () async throws -> Bool)?
+    ) {
+        self.url = url
+        host = url.logHost
+        self.options = options
+        self.transport = transport
+        self.scheduler = scheduler
+        self.callbackQueue = callbackQueue
+        self.onRequest = onRequest
+        self.onUnauthorized = onUnauthorized
+        let config = ConnectionMachine.Config(
+            staleTimeout: options.staleTimeout,
+            backoff: Backoff(min: options.minReconnectDelay, max: options.maxReconnectDelay),
+            maxReconnectAttempts: options.maxReconnectAttempts
+        )
+        core = Locked(
+            Core(
+                machine: ConnectionMachine(config: config),
+                registry: SubscriptionRegistry(retryCap: options.maxReconnectDelay),
+                random: random
+            ))
+    }
+
+    func startGate<Gate: Signal>(_ gate: Gate) where Gate.Element == Bool {
+        let token = gate.removeDuplicates().observe { [weak self] open in
+            self?.handle(.machine(.gate(open)))
+        }
+        gateObservation.withLock { $0 = token }
+    }
+
+    // MARK: the event loop
+
+    func handle(_ event: Event) {
+        let logs = core.withLock { core -> [LogEvent] in
+            process(event, in: &core)
+            defer { core.logs.removeAll() }
+            return core.logs
+        }
+        emit(logs)
+    }
+
+    private func emit(_ logs: [LogEvent]) {
+        for log in logs { CableLog.emit(log, host: host) }
+    }
+
+    private func process(_ first: Event, in core: inout Core) {
+        var queue = [first]
+        while !queue.isEmpty {
+            let event = queue.removeFirst()
+            switch event {
+            case .machine(let event):
+                let now = scheduler.now
+                let actions = core.machine.handle(event, now: now, random: &core.random)
+                for action in actions { execute(action, in: &core, then: &queue) }
+            case .requestPrepared(let id, let request):
+                core.request = (id, request)
+                queue.append(.machine(.requestReady(id: id)))
+            case .retryFired(let identifier, let generation):
+                let actions = core.registry.retryFired(identifier, generation: generation, random: &core.random)
+                for action in actions { execute(action, in: &core) }
+            }
+        }
+    }
+
+    private func execute(_ action: ConnectionMachine.Action, in core: inout Core, then queue: inout [Event]) {
+        switch action {
+        case .prepareRequest(let id):
+            core.hook?.cancel()
+            var request = URLRequest(url: url)
+            request.timeoutInterval = options.staleTimeout
+            guard let onRequest else {
+                queue.append(.requestPrepared(id: id, request))
+                return
+            }
+            core.hook = Task { [weak self] in
+                var edited = request
+                do {
+                    try await onRequest(&edited)
+                    self?.handle(.requestPrepared(id: id, edited))
+                } catch {
+                    self?.handle(.machine(.requestFailed(id: id)))
+                }
+            }
+        case .openTransport(let id):
+            guard let request = core.request, request.id == id else { return }
+            core.request = nil
+            let connection = transport.connect(request: request.request, protocols: Self.protocols) {
+                [weak self] event in
+                self?.transportEvent(event, id: id)
+            }
+            core.connection = (id, connection)
+        case .closeTransport(let id):
+            if let open = core.connection, open.id == id {
+                open.connection.close(code: .normalClosure, reason: "")
+                core.connection = nil
+            }
+        case .schedule(let kind, let id, let delay):
+            core.timers[kind]?.cancel()
+            core.timers[kind] = scheduler.schedule(after: delay) { [weak self] in
+                self?.handle(.machine(.timerFired(kind, id: id)))
+            }
+        case .cancelTimer(let kind):
+            core.timers.removeValue(forKey: kind)?.cancel()
+            if kind == .watchdog {
+                core.hook?.cancel()
+                core.hook = nil
+            }
+        case .callUnauthorized(let id):
+            core.hook?.cancel()
+            guard let onUnauthorized else {
+                queue.append(.machine(.unauthorizedAnswered(id: id, refreshed: false)))
+                return
+            }
+            core.hook = Task { [weak self] in
+                let refreshed: Bool?
+                do {
+                    refreshed = try await onUnauthorized()
+                } catch {
+                    refreshed = nil
+                }
+                self?.handle(.machine(.unauthorizedAnswered(id: id, refreshed: refreshed)))
+            }
+        case .sessionStarted(let id):
+            for action in core.registry.sessionStarted(id, random: &core.random) { execute(action, in: &core) }
+        case .sessionEnded:
+            for action in core.registry.sessionEnded() { execute(action, in: &core) }
+        case .publish(let state):
+            let value = stateValue
+            callbackQueue.async { value.value = state }
+        case .log(let event):
+            core.logs.append(event)
+        }
+    }
+
+    private func execute(_ action: SubscriptionRegistry.Action, in core: inout Core) {
+        switch action {
+        case .send(let text):
+            if let open = core.connection, open.id == core.machine.sessionID {
+                open.connection.send(text: text)
+            }
+        case .publish(let serial, let state):
+            guard let box = core.boxes[serial] else { return }
+            if state == .unsubscribed {
+                core.boxes.removeValue(forKey: serial)
+                if core.routes[box.identifier] === box { core.routes.removeValue(forKey: box.identifier) }
+                box.buffer.finish()
+            }
+            callbackQueue.async { box.state.value = state }
+        case .scheduleRetry(let identifier, let generation, let delay):
+            core.retryTimers[identifier]?.cancel()
+            core.retryTimers[identifier] = scheduler.schedule(after: delay) { [weak self] in
+                self?.handle(.retryFired(identifier: identifier, generation: generation))
+            }
+        case .cancelRetry(let identifier):
+            core.retryTimers.removeValue(forKey: identifier)?.cancel()
+        case .log(let event):
+            core.logs.append(event)
+        }
+    }
+
+    // MARK: transport events
+
+    private func transportEvent(_ event: WebSocketEvent, id: UInt64) {
+        switch event {
+        case .opened:
+            break
+        case .text(let text):
+            inbound(text, id: id)
+        case .closed(let info):
+            var unauthorized = false
+            if case .failed(let error) = info, let status = error.httpStatus, status == 401 || status == 403 {
+                unauthorized = true
+            }
+            let logs = core.withLock { core -> [LogEvent] in
+                if core.connection?.id == id { core.connection = nil }
+                core.logs.append(Self.closeLog(info))
+                process(.machine(.transportClosed(id: id, unauthorized: unauthorized)), in: &core)
+                defer { core.logs.removeAll() }
+                return core.logs
+            }
+            emit(logs)
+        }
+    }
+
+    private static func closeLog(_ info: WebSocketCloseInfo) -> LogEvent {
+        switch info {
+        case .closed(let code, _):
+            LogEvent(level: .info, name: "transport_closed", fields: [.closeCode(code.rawValue)])
+        case .failed(let error):
+            LogEvent(
+                level: .info, name: "transport_failed",
+                fields: [.errorType("\(error.kind)".prefix { $0 != "(" }.description)])
+        }
+    }
+
+    /// The hot path: one JSON parse outside the lock, a short locked routing step, the push outside it.
+    private func inbound(_ text: String, id: UInt64) {
+        guard let frame = CableProtocol.decode(text) else {
+            core.withLock { _ = $0.machine.noteFrame(id: id, now: scheduler.now) }
+            CableLog.emit(LogEvent(level: .debug, name: "bad_frame", fields: []), host: host)
+            return
+        }
+        switch frame {
+        case .message(let identifier, let message):
+            let box = core.withLock { core -> SubscriptionBox? in
+                guard core.machine.noteFrame(id: id, now: scheduler.now) else { return nil }
+                return core.routes[identifier]
+            }
+            if let box {
+                box.buffer.push(message)
+            } else {
+                CableLog.emit(LogEvent(level: .debug, name: "unknown_identifier", fields: []), host: host)
+            }
+        case .ping, .unknown:
+            core.withLock { _ = $0.machine.noteFrame(id: id, now: scheduler.now) }
+        case .welcome:
+            handle(.machine(.welcome(id: id)))
+        case .disconnect(let reason, let reconnect):
+            handle(.machine(.serverDisconnect(id: id, reason: reason, reconnect: reconnect)))
+        case .confirm(let identifier), .reject(let identifier):
+            let logs = core.withLock { core -> [LogEvent] in
+                guard core.machine.noteFrame(id: id, now: scheduler.now) else { return [] }
+                let actions: [SubscriptionRegistry.Action]
+                if case .confirm = frame {
+                    actions = core.registry.confirmed(identifier)
+                } else {
+                    actions = core.registry.rejected(identifier)
+                }
+                for action in actions { execute(action, in: &core) }
+                defer { core.logs.removeAll() }
+                return core.logs
+            }
+            emit(logs)
+        }
+    }
+
+    // MARK: API
+
+    var isClosed: Bool { core.withLock { $0.closed } }
+
+    func subscribe(identifier: String) throws(CableError) -> (serial: Int, box: SubscriptionBox)? {
+        let result = core.withLock { core -> Result<(Int, SubscriptionBox)?, CableError> in
+            if core.closed { return .success(nil) }
+            guard let (serial, actions) = core.registry.add(identifier, random: &core.random) else {
+                return .failure(.duplicateSubscription)
+            }
+            let box = SubscriptionBox(
+                serial: serial, identifier: identifier, capacity: options.messageBufferSize, host: host,
+                callbackQueue: callbackQueue)
+            core.boxes[serial] = box
+            core.routes[identifier] = box
+            for action in actions { execute(action, in: &core) }
+            return .success((serial, box))
+        }
+        return try result.get()
+    }
+
+    func unsubscribe(identifier: String, serial: Int) {
+        let logs = core.withLock { core -> [LogEvent] in
+            guard let box = core.boxes[serial], box.identifier == identifier else { return [] }
+            for action in core.registry.remove(identifier) { execute(action, in: &core) }
+            defer { core.logs.removeAll() }
+            return core.logs
+        }
+        emit(logs)
+    }
+
+    func perform(identifier: String, action: String, data: JSONValue) -> Bool {
+        guard let text = try? CableProtocol.perform(identifier: identifier, action: action, data: data) else {
+            return false
+        }
+        return core.withLock { core -> Bool in
+            guard core.registry.canPerform(identifier), let open = core.connection,
+                open.id == core.machine.sessionID
+            else { return false }
+            return open.connection.send(text: text)
+        }
+    }
+
+    func close() {
+        let logs = core.withLock { core -> [LogEvent] in
+            guard !core.closed else { return [] }
+            core.closed = true
+            process(.machine(.close), in: &core)
+            for action in core.registry.removeAll() { execute(action, in: &core) }
+            for timer in core.retryTimers.values { timer.cancel() }
+            core.retryTimers.removeAll()
+            core.hook?.cancel()
+            core.hook = nil
+            defer { core.logs.removeAll() }
+            return core.logs
+        }
+        gateObservation.withLock { $0 }?.cancel()
+        emit(logs)
+    }
+}

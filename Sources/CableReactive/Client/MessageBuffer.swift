@@ -1,0 +1,201 @@
+import Dispatch
+import Signals
+
+/// One subscription's bounded message buffer: filled by the client's network thread, emptied by one consumer
+/// at a time (an async loop or an observer). Pushing never blocks; when full, the oldest message is dropped
+/// and counted.
+final class MessageBuffer: Sendable {
+    private struct State {
+        var buffer: PolicyBuffer<JSONValue>
+        var finished = false
+        var waiter: CheckedContinuation<JSONValue?, Never>?
+        var consumer: UInt64?
+        var nextConsumer: UInt64 = 0
+        var observer: Observer?
+        var overflowing = false
+        var episodeDrops = 0
+    }
+
+    private struct Observer: Sendable {
+        let id: UInt64
+        let queue: DispatchQueue
+        let deliver: @Sendable (JSONValue) -> Void
+        let finish: @Sendable () -> Void
+        var draining = false
+    }
+
+    private let state: Locked<State>
+    let serial: Int
+    let host: String
+
+    init(capacity: Int, serial: Int, host: String) {
+        state = Locked(State(buffer: PolicyBuffer(policy: .bufferingNewest(capacity))))
+        self.serial = serial
+        self.host = host
+    }
+
+    var droppedCount: Int { state.withLock { $0.buffer.droppedCount } }
+
+    /// Adds a message. Runs on the network thread; never blocks.
+    func push(_ message: JSONValue) {
+        var warn = false
+        let action = state.withLock { state -> PushAction in
+            guard !state.finished else { return .none }
+            if let waiter = state.waiter {
+                state.waiter = nil
+                return .resume(waiter, message)
+            }
+            if state.buffer.push(message) {
+                state.episodeDrops += 1
+                if !state.overflowing {
+                    state.overflowing = true
+                    warn = true
+                }
+            }
+            return Self.claimObserverDrain(&state)
+        }
+        if warn {
+            CableLog.emit(LogEvent(level: .warn, name: "buffer_overflow", fields: [.subscription(serial)]), host: host)
+        }
+        run(action)
+    }
+
+    /// Ends the stream: the consumer gets what is buffered, then the end.
+    func finish() {
+        let action = state.withLock { state -> PushAction in
+            guard !state.finished else { return .none }
+            state.finished = true
+            if let waiter = state.waiter {
+                state.waiter = nil
+                return .resume(waiter, nil)
+            }
+            return Self.claimObserverDrain(&state)
+        }
+        run(action)
+    }
+
+    private enum PushAction {
+        case none
+        case resume(CheckedContinuation<JSONValue?, Never>, JSONValue?)
+        case drain(Observer)
+    }
+
+    private static func claimObserverDrain(_ state: inout State) -> PushAction {
+        guard var observer = state.observer, !observer.draining else { return .none }
+        observer.draining = true
+        state.observer = observer
+        return .drain(observer)
+    }
+
+    private func run(_ action: PushAction) {
+        switch action {
+        case .none: break
+        case .resume(let waiter, let message): waiter.resume(returning: message)
+        case .drain(let observer): observer.queue.async { self.drain(observer.id) }
+        }
+    }
+
+    private func drain(_ id: UInt64) {
+        while true {
+            let step = state.withLock { state -> (Observer, JSONValue?)? in
+                guard var observer = state.observer, observer.id == id else { return nil }
+                if let message = state.buffer.popFirst() { return (observer, message) }
+                endEpisodeIfCaughtUp(&state)
+                if state.finished {
+                    state.observer = nil
+                    state.consumer = nil
+                    return (observer, nil)
+                }
+                observer.draining = false
+                state.observer = observer
+                return nil
+            }
+            guard let (observer, message) = step else { return }
+            if let message { observer.deliver(message) } else { return observer.finish() }
+        }
+    }
+
+    private func endEpisodeIfCaughtUp(_ state: inout State) {
+        guard state.overflowing, state.buffer.isEmpty else { return }
+        state.overflowing = false
+        state.episodeDrops = 0
+    }
+
+    // MARK: consumers
+
+    /// Claims the single consumer slot; nil if another consumer holds it.
+    func claim() -> UInt64? {
+        let claimed = state.withLock { state -> UInt64? in
+            guard state.consumer == nil else { return nil }
+            state.nextConsumer += 1
+            state.consumer = state.nextConsumer
+            return state.nextConsumer
+        }
+        if claimed == nil {
+            CableLog.emit(
+                LogEvent(level: .warn, name: "concurrent_collection", fields: [.subscription(serial)]), host: host)
+        }
+        return claimed
+    }
+
+    func release(_ consumer: UInt64) {
+        let waiter = state.withLock { state -> CheckedContinuation<JSONValue?, Never>? in
+            guard state.consumer == consumer else { return nil }
+            state.consumer = nil
+            if state.observer?.id == consumer { state.observer = nil }
+            defer { state.waiter = nil }
+            return state.waiter
+        }
+        waiter?.resume(returning: nil)
+    }
+
+    /// The next message for `consumer`, waiting if none is buffered; nil at the end or on cancellation.
+    func next(for consumer: UInt64) async -> JSONValue? {
+        if let ready = poll(consumer) { return ready.message }
+        return await withTaskCancellationHandler {
+            await withCheckedContinuation { continuation in
+                let ready = state.withLock { state -> Poll? in
+                    if let polled = Self.poll(&state, consumer) { return polled }
+                    state.waiter = continuation
+                    return nil
+                }
+                if let ready { continuation.resume(returning: ready.message) }
+            }
+        } onCancel: {
+            release(consumer)
+        }
+    }
+
+    private struct Poll {
+        var message: JSONValue?
+    }
+
+    private func poll(_ consumer: UInt64) -> Poll? {
+        state.withLock { Self.poll(&$0, consumer) }
+    }
+
+    private static func poll(_ state: inout State, _ consumer: UInt64) -> Poll? {
+        guard state.consumer == consumer else { return Poll(message: nil) }
+        if let message = state.buffer.popFirst() { return Poll(message: message) }
+        if state.overflowing {
+            state.overflowing = false
+            state.episodeDrops = 0
+        }
+        return state.finished ? Poll(message: nil) : nil
+    }
+
+    /// Makes `deliver` the consumer, called on `queue` for each message; nil if another consumer holds the slot.
+    func attach(
+        queue: DispatchQueue,
+        deliver: @escaping @Sendable (JSONValue) -> Void,
+        finish: @escaping @Sendable () -> Void
+    ) -> UInt64? {
+        guard let id = claim() else { return nil }
+        let action = state.withLock { state -> PushAction in
+            state.observer = Observer(id: id, queue: queue, deliver: deliver, finish: finish)
+            return state.buffer.isEmpty && !state.finished ? .none : Self.claimObserverDrain(&state)
+        }
+        run(action)
+        return id
+    }
+}

@@ -1,0 +1,414 @@
+import Foundation
+
+/// The connection lifecycle as a pure state machine: events in, actions out. No I/O, locks or clocks.
+///
+/// Identifiers: every attempt gets a fresh `id`; the transport, its events and the timers carry it, so an
+/// event from an attempt that has since been replaced is recognised and ignored.
+struct ConnectionMachine: Sendable {
+    struct Config: Sendable {
+        var staleTimeout: TimeInterval
+        var backoff: Backoff
+        var maxReconnectAttempts: Int?
+        /// How long a welcomed session must live to count as healthy (resetting the attempt count).
+        var healthyAfter: TimeInterval = 10
+    }
+
+    enum Phase: Sendable, Equatable {
+        /// Not wanted: initial, or after `disconnect()`.
+        case idle
+        /// Wanted, but the gate is false or has no value yet.
+        case gated
+        /// `onRequest` is editing the request of attempt `id`.
+        case preparing(id: UInt64)
+        /// The transport of attempt `id` is connecting, or waiting for the welcome.
+        case opening(id: UInt64)
+        /// The session of attempt `id` was welcomed at `since`.
+        case connected(id: UInt64, since: TimeInterval)
+        /// Waiting for the backoff timer `id`.
+        case backingOff(id: UInt64)
+        /// `onUnauthorized` call `id` is running, for disconnect `reason`.
+        case refreshing(id: UInt64, reason: String)
+        case stopped(reason: String?)
+        case closed
+    }
+
+    enum TimerKind: Sendable, Hashable {
+        case backoff
+        case watchdog
+    }
+
+    enum Event: Sendable, Equatable {
+        case connect
+        case disconnect
+        case close
+        case gate(Bool)
+        case requestReady(id: UInt64)
+        case requestFailed(id: UInt64)
+        case transportClosed(id: UInt64, unauthorized: Bool)
+        case welcome(id: UInt64)
+        /// Any other inbound frame (ping, confirmation, message) on attempt `id`.
+        case frame(id: UInt64)
+        case serverDisconnect(id: UInt64, reason: String?, reconnect: Bool?)
+        case timerFired(TimerKind, id: UInt64)
+        case unauthorizedAnswered(id: UInt64, refreshed: Bool?)
+    }
+
+    enum Action: Sendable, Equatable {
+        /// Run `onRequest` for attempt `id`, then report `requestReady` or `requestFailed`.
+        case prepareRequest(id: UInt64)
+        /// Open the transport for attempt `id`.
+        case openTransport(id: UInt64)
+        /// Close the transport of attempt `id`, if it is open.
+        case closeTransport(id: UInt64)
+        case schedule(TimerKind, id: UInt64, after: TimeInterval)
+        case cancelTimer(TimerKind)
+        /// Call `onUnauthorized`, then report `unauthorizedAnswered`.
+        case callUnauthorized(id: UInt64)
+        /// The session of attempt `id` was welcomed: subscriptions go out on it.
+        case sessionStarted(id: UInt64)
+        /// The live session ended.
+        case sessionEnded
+        case publish(CableState)
+        case log(LogEvent)
+    }
+
+    let config: Config
+    private(set) var phase = Phase.idle
+    private(set) var attempt = 0
+    private(set) var unauthorizedStreak = 0
+    private(set) var gate: Bool?
+    private var nextID: UInt64 = 0
+    private var lastFrameAt: TimeInterval = 0
+    private var actions: [Action] = []
+
+    init(config: Config) {
+        self.config = config
+    }
+
+    /// The attempt whose transport may be open, if any.
+    var transportID: UInt64? {
+        switch phase {
+        case .opening(let id), .connected(let id, _): id
+        default: nil
+        }
+    }
+
+    /// The welcomed session, if any.
+    var sessionID: UInt64? {
+        if case .connected(let id, _) = phase { return id }
+        return nil
+    }
+
+    /// Records inbound traffic on the live session without producing actions: the hot path.
+    mutating func noteFrame(id: UInt64, now: TimeInterval) -> Bool {
+        guard case .connected(let live, _) = phase, live == id else { return false }
+        lastFrameAt = now
+        return true
+    }
+
+    mutating func handle(
+        _ event: Event,
+        now: TimeInterval,
+        random: inout some RandomNumberGenerator
+    ) -> [Action] {
+        actions.removeAll(keepingCapacity: true)
+        switch event {
+        case .connect: connect(now: now)
+        case .disconnect: disconnect()
+        case .close: close()
+        case .gate(let open): gateChanged(open, now: now, random: &random)
+        case .requestReady(let id):
+            if case .preparing(id) = phase {
+                phase = .opening(id: id)
+                actions.append(.openTransport(id: id))
+            }
+        case .requestFailed(let id):
+            if case .preparing(id) = phase {
+                emit(.warn, "request_callback_failed", [.attempt(attempt)])
+                openFailed(resetStreak: true, now: now, random: &random)
+            }
+        case .transportClosed(let id, let unauthorized):
+            transportClosed(id: id, unauthorized: unauthorized, now: now, random: &random)
+        case .welcome(let id): welcome(id: id, now: now)
+        case .frame(let id): _ = noteFrame(id: id, now: now)
+        case .serverDisconnect(let id, let reason, let reconnect):
+            serverDisconnect(id: id, reason: reason, reconnect: reconnect, now: now, random: &random)
+        case .timerFired(let kind, let id): timerFired(kind, id: id, now: now, random: &random)
+        case .unauthorizedAnswered(let id, let refreshed):
+            unauthorizedAnswered(id: id, refreshed: refreshed, now: now, random: &random)
+        }
+        return actions
+    }
+
+    // MARK: commands
+
+    private mutating func connect(now: TimeInterval) {
+        switch phase {
+        case .closed:
+            emit(.warn, "closed_call", [.operation("connect")])
+        case .idle, .stopped:
+            attempt = 0
+            unauthorizedStreak = 0
+            if gate == true {
+                startAttempt(now: now)
+            } else {
+                phase = .gated
+                publish(.disconnected)
+                if gate == nil { emit(.info, "gate_waiting", []) }
+            }
+        case .gated, .preparing, .opening, .connected, .backingOff, .refreshing:
+            break
+        }
+    }
+
+    private mutating func disconnect() {
+        if case .closed = phase {
+            emit(.warn, "closed_call", [.operation("disconnect")])
+            return
+        }
+        endEverything()
+        phase = .idle
+        publish(.disconnected)
+    }
+
+    private mutating func close() {
+        guard phase != .closed else { return }
+        endEverything()
+        phase = .closed
+        publish(.closed)
+    }
+
+    private mutating func gateChanged(_ open: Bool, now: TimeInterval, random: inout some RandomNumberGenerator) {
+        guard gate != open else { return }
+        gate = open
+        emit(.debug, "gate", [.flag(open)])
+        switch phase {
+        case .gated:
+            if open { startAttempt(now: now) }
+        case .preparing, .opening, .refreshing, .backingOff, .connected:
+            guard !open else { return }
+            // Closing the gate cancels whatever is in flight. An unfinished attempt counts as a failure, so
+            // flapping keeps growing `attempt`; the reopened gate still connects at once.
+            switch phase {
+            case .connected(_, let since):
+                attempt = now - since >= config.healthyAfter ? 0 : attempt + 1
+            case .preparing, .opening, .refreshing:
+                attempt += 1
+            default:
+                break
+            }
+            unauthorizedStreak = 0
+            endEverything()
+            phase = .gated
+            publish(.disconnected)
+        case .idle, .stopped, .closed:
+            break
+        }
+    }
+
+    // MARK: attempts
+
+    private mutating func startAttempt(now: TimeInterval) {
+        let id = newID()
+        phase = .preparing(id: id)
+        actions.append(.cancelTimer(.backoff))
+        actions.append(.schedule(.watchdog, id: id, after: config.staleTimeout))
+        publish(.connecting(attempt: attempt))
+        emit(.info, "connecting", [.attempt(attempt)])
+        actions.append(.prepareRequest(id: id))
+    }
+
+    private mutating func welcome(id: UInt64, now: TimeInterval) {
+        guard case .opening(id) = phase else { return }
+        phase = .connected(id: id, since: now)
+        lastFrameAt = now
+        actions.append(.schedule(.watchdog, id: id, after: config.staleTimeout))
+        publish(.connected)
+        emit(.info, "connected", [.attempt(attempt)])
+        actions.append(.sessionStarted(id: id))
+    }
+
+    private mutating func transportClosed(
+        id: UInt64,
+        unauthorized: Bool,
+        now: TimeInterval,
+        random: inout some RandomNumberGenerator
+    ) {
+        switch phase {
+        case .opening(id):
+            if unauthorized {
+                handleUnauthorized(reason: "unauthorized", now: now, random: &random)
+            } else {
+                openFailed(resetStreak: true, now: now, random: &random)
+            }
+        case .connected(id, let since):
+            sessionLost(since: since, stale: false, resetStreak: false, now: now, random: &random)
+        default:
+            break
+        }
+    }
+
+    private mutating func serverDisconnect(
+        id: UInt64,
+        reason: String?,
+        reconnect: Bool?,
+        now: TimeInterval,
+        random: inout some RandomNumberGenerator
+    ) {
+        guard transportID == id else { return }
+        emit(.info, "server_disconnect", [.reason(reason), .flag(reconnect == true)])
+        if reason == "unauthorized" || reason == "token_expired" {
+            handleUnauthorized(reason: reason ?? "unauthorized", now: now, random: &random)
+        } else if reconnect == true {
+            switch phase {
+            case .connected(_, let since):
+                sessionLost(since: since, stale: false, resetStreak: true, now: now, random: &random)
+            default:
+                openFailed(resetStreak: true, now: now, random: &random)
+            }
+        } else {
+            stop(reason: reason)
+        }
+    }
+
+    private mutating func timerFired(
+        _ kind: TimerKind,
+        id: UInt64,
+        now: TimeInterval,
+        random: inout some RandomNumberGenerator
+    ) {
+        switch (kind, phase) {
+        case (.backoff, .backingOff(id)):
+            startAttempt(now: now)
+        case (.watchdog, .connected(id, let since)):
+            let silence = now - lastFrameAt
+            if silence >= config.staleTimeout {
+                emit(.warn, "stale", [.attempt(attempt)])
+                sessionLost(since: since, stale: true, resetStreak: false, now: now, random: &random)
+            } else {
+                actions.append(.schedule(.watchdog, id: id, after: config.staleTimeout - silence))
+            }
+        case (.watchdog, .preparing(id)), (.watchdog, .opening(id)):
+            emit(.warn, "handshake_timeout", [.attempt(attempt)])
+            openFailed(resetStreak: true, now: now, random: &random)
+        case (.watchdog, .refreshing(id, _)):
+            emit(.warn, "unauthorized_callback_failed", [.attempt(attempt)])
+            openFailed(resetStreak: false, now: now, random: &random)
+        default:
+            break
+        }
+    }
+
+    // MARK: failures
+
+    /// An attempt failed before its welcome (or a session failed early): count it and back off, or stop.
+    private mutating func openFailed(resetStreak: Bool, now: TimeInterval, random: inout some RandomNumberGenerator) {
+        endAttempt()
+        if resetStreak { unauthorizedStreak = 0 }
+        attempt += 1
+        if let limit = config.maxReconnectAttempts, attempt > limit {
+            stop(reason: "max_reconnect_attempts")
+            return
+        }
+        scheduleRetry(after: config.backoff.delay(afterFailures: attempt, using: &random), now: now)
+    }
+
+    private mutating func sessionLost(
+        since: TimeInterval,
+        stale: Bool,
+        resetStreak: Bool,
+        now: TimeInterval,
+        random: inout some RandomNumberGenerator
+    ) {
+        guard now - since >= config.healthyAfter else {
+            openFailed(resetStreak: resetStreak, now: now, random: &random)
+            return
+        }
+        // A healthy session's loss starts over: attempt 0, soon, spread so a server's clients come back apart.
+        endAttempt()
+        attempt = 0
+        unauthorizedStreak = 0
+        if stale {
+            startAttempt(now: now)
+        } else {
+            scheduleRetry(after: config.backoff.herdDelay(using: &random), now: now)
+        }
+    }
+
+    private mutating func scheduleRetry(after delay: TimeInterval, now: TimeInterval) {
+        let id = newID()
+        phase = .backingOff(id: id)
+        publish(.connecting(attempt: attempt))
+        emit(.info, "backoff", [.attempt(attempt), .delay(delay)])
+        actions.append(.schedule(.backoff, id: id, after: delay))
+    }
+
+    private mutating func handleUnauthorized(
+        reason: String, now: TimeInterval, random: inout some RandomNumberGenerator
+    ) {
+        endAttempt()
+        if unauthorizedStreak >= 1 {
+            stop(reason: reason)
+            return
+        }
+        unauthorizedStreak += 1
+        let id = newID()
+        phase = .refreshing(id: id, reason: reason)
+        publish(.connecting(attempt: attempt))
+        actions.append(.schedule(.watchdog, id: id, after: config.staleTimeout))
+        actions.append(.callUnauthorized(id: id))
+    }
+
+    private mutating func unauthorizedAnswered(
+        id: UInt64,
+        refreshed: Bool?,
+        now: TimeInterval,
+        random: inout some RandomNumberGenerator
+    ) {
+        guard case .refreshing(id, let reason) = phase else { return }
+        actions.append(.cancelTimer(.watchdog))
+        switch refreshed {
+        case true?:
+            // Fresh credentials: reconnect at once, at the same attempt; it does not count as a failure.
+            startAttempt(now: now)
+        case false?:
+            stop(reason: reason)
+        case nil:
+            emit(.warn, "unauthorized_callback_failed", [.attempt(attempt)])
+            openFailed(resetStreak: false, now: now, random: &random)
+        }
+    }
+
+    private mutating func stop(reason: String?) {
+        endEverything()
+        phase = .stopped(reason: reason)
+        publish(.stopped(reason: reason))
+    }
+
+    // MARK: helpers
+
+    /// Ends the current attempt: closes its transport and ends its session, keeps the timers' slots clean.
+    private mutating func endAttempt() {
+        if let id = transportID { actions.append(.closeTransport(id: id)) }
+        if sessionID != nil { actions.append(.sessionEnded) }
+        actions.append(.cancelTimer(.watchdog))
+    }
+
+    private mutating func endEverything() {
+        endAttempt()
+        actions.append(.cancelTimer(.backoff))
+    }
+
+    private mutating func newID() -> UInt64 {
+        nextID += 1
+        return nextID
+    }
+
+    private mutating func publish(_ state: CableState) {
+        actions.append(.publish(state))
+    }
+
+    private mutating func emit(_ level: CableLogLevel, _ name: StaticString, _ fields: [LogField]) {
+        actions.append(.log(LogEvent(level: level, name: name, fields: fields)))
+    }
+}

@@ -1,0 +1,168 @@
+import Foundation
+import Signals
+
+#if canImport(os)
+    import os
+#endif
+
+/// The severity of a log line.
+public enum CableLogLevel: Int, Sendable, Comparable, CaseIterable, CustomStringConvertible {
+    case debug
+    case info
+    case warn
+    case error
+
+    public static func < (lhs: CableLogLevel, rhs: CableLogLevel) -> Bool { lhs.rawValue < rhs.rawValue }
+
+    public var description: String {
+        switch self {
+        case .debug: "DEBUG"
+        case .info: "INFO"
+        case .warn: "WARN"
+        case .error: "ERROR"
+        }
+    }
+}
+
+/// Where log lines go. Lines are `event key=value …` and are redacted by construction: they hold only
+/// host[:port], state names, attempt numbers, subscription serials (`#3`), close codes, counts and error
+/// type names, never headers, URL paths or queries, identifiers' params, payloads or error messages, so they
+/// are safe to send to a crash reporter.
+///
+/// ```swift
+/// CableLog.logger = .platform                          // os.Logger on Apple platforms, stderr on Linux
+/// CableLog.logger = CableLogger(minimumLevel: .warn) { level, line in myReporter.add("\(level) \(line)") }
+/// ```
+///
+/// The sink is called on the client's threads, outside its locks; it must not block for long.
+/// A sink that throws cannot exist, and one that crashes is the app's own.
+public struct CableLogger: Sendable {
+    /// Lines below this level are not rendered at all.
+    public var minimumLevel: CableLogLevel
+    private let sink: @Sendable (CableLogLevel, String) -> Void
+
+    /// A logger that passes lines at or above `minimumLevel` to `sink`.
+    public init(minimumLevel: CableLogLevel = .debug, _ sink: @escaping @Sendable (CableLogLevel, String) -> Void) {
+        self.minimumLevel = minimumLevel
+        self.sink = sink
+    }
+
+    /// Logs nothing: the default.
+    public static let none = CableLogger(minimumLevel: .error) { _, _ in }
+
+    /// `os.Logger` (subsystem "CableReactive") on Apple platforms; standard error elsewhere. INFO and up.
+    public static let platform = CableLogger(minimumLevel: .info) { level, line in
+        #if canImport(os)
+            if #available(iOS 14, macOS 11, tvOS 14, watchOS 7, *) {
+                let logger = Logger(subsystem: "CableReactive", category: "cable")
+                switch level {
+                case .debug: logger.debug("\(line, privacy: .public)")
+                case .info: logger.info("\(line, privacy: .public)")
+                case .warn: logger.warning("\(line, privacy: .public)")
+                case .error: logger.error("\(line, privacy: .public)")
+                }
+            } else {
+                NSLog("%@ %@", level.description, line)
+            }
+        #else
+            FileHandle.standardError.write(Data("CableReactive \(level) \(line)\n".utf8))
+        #endif
+    }
+
+    func log(_ level: CableLogLevel, _ line: String) {
+        guard level >= minimumLevel else { return }
+        sink(level, line)
+    }
+}
+
+/// The process-wide logger of every ``ActionCableClient``. Silent until the app sets it.
+public enum CableLog {
+    private static let current = Locked(CableLogger.none)
+
+    /// The logger; set it once at start-up. Reading and writing are thread-safe.
+    public static var logger: CableLogger {
+        get { current.withLock { $0 } }
+        set { current.withLock { $0 = newValue } }
+    }
+
+    static func emit(_ event: LogEvent, host: String) {
+        let logger = logger
+        guard event.level >= logger.minimumLevel else { return }
+        logger.log(event.level, event.render(host: host))
+    }
+}
+
+/// One typed field of a log line; the closed set is what keeps lines free of secrets.
+enum LogField: Sendable, Equatable {
+    case attempt(Int)
+    case state(CableState)
+    case subscription(Int)
+    case closeCode(UInt16)
+    case delay(TimeInterval)
+    case count(Int)
+    case flag(Bool)
+    case operation(StaticString)
+    /// A server disconnect reason: only known reasons are printed, anything else is `other`.
+    case reason(String?)
+    /// An error, printed as its type name only.
+    case errorType(String)
+    case frameType(StaticString)
+
+    static func == (lhs: LogField, rhs: LogField) -> Bool { lhs.rendered == rhs.rendered }
+
+    static let knownReasons: Set<String> = [
+        "unauthorized", "token_expired", "server_restart", "remote", "invalid_request", "idle_timeout", "no_pong",
+        "too_slow", "max_reconnect_attempts",
+    ]
+
+    var rendered: String {
+        switch self {
+        case .attempt(let attempt): "attempt=\(attempt)"
+        case .state(let state): "state=\(state.name)"
+        case .subscription(let serial): "sub=#\(serial)"
+        case .closeCode(let code): "code=\(code)"
+        case .delay(let delay): "delay=\(String(format: "%.3f", delay))s"
+        case .count(let count): "count=\(count)"
+        case .flag(let flag): "flag=\(flag)"
+        case .operation(let name): "op=\(name)"
+        case .reason(let reason):
+            "reason=\(reason.map { Self.knownReasons.contains($0) ? $0 : "other" } ?? "none")"
+        case .errorType(let name): "error=\(name)"
+        case .frameType(let name): "frame=\(name)"
+        }
+    }
+}
+
+/// A structured log event, rendered to `name host=… key=value …` only when a logger wants it.
+struct LogEvent: Sendable, Equatable {
+    var level: CableLogLevel
+    var name: StaticStringBox
+    var fields: [LogField]
+
+    init(level: CableLogLevel, name: StaticString, fields: [LogField]) {
+        self.level = level
+        self.name = StaticStringBox(name)
+        self.fields = fields
+    }
+
+    func render(host: String) -> String {
+        ([name.description, "host=\(host)"] + fields.map(\.rendered)).joined(separator: " ")
+    }
+}
+
+/// A `StaticString` that can be compared: log event names are literals, never runtime text.
+struct StaticStringBox: Sendable, Equatable, CustomStringConvertible {
+    let value: StaticString
+    init(_ value: StaticString) { self.value = value }
+    var description: String { value.description }
+    static func == (lhs: StaticStringBox, rhs: StaticStringBox) -> Bool { lhs.description == rhs.description }
+}
+
+extension URL {
+    /// `host[:port]` and nothing else: the only part of the URL that logs may show.
+    var logHost: String {
+        let host = self.host ?? "?"
+        let shown = host.contains(":") ? "[\(host)]" : host
+        return port.map { "\(shown):\($0)" } ?? shown
+    }
+}

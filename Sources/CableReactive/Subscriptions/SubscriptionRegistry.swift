@@ -1,0 +1,189 @@
+import Foundation
+
+/// Every subscription of one client, as a pure state machine: what to send, when to retry, what state each
+/// subscription is in. One server subscription per identifier.
+struct SubscriptionRegistry: Sendable {
+    struct Entry: Sendable, Equatable {
+        let serial: Int
+        let identifier: String
+        var state = SubscriptionState.pending
+        var confirmations = 0
+        /// The session on which `subscribe` last went out.
+        var sentOn: UInt64?
+        var confirmedOn: UInt64?
+        var rejectedOn: UInt64?
+        var retries = 0
+        var retryGeneration: UInt64 = 0
+    }
+
+    enum Action: Sendable, Equatable {
+        case send(String)
+        case publish(serial: Int, SubscriptionState)
+        case scheduleRetry(identifier: String, generation: UInt64, after: TimeInterval)
+        case cancelRetry(identifier: String)
+        case log(LogEvent)
+    }
+
+    /// The backoff cap for subscribe re-sends (the client's max reconnect delay).
+    let retryCap: TimeInterval
+    private(set) var entries: [String: Entry] = [:]
+    private(set) var session: UInt64?
+    private var nextSerial = 0
+    private var nextGeneration: UInt64 = 0
+
+    init(retryCap: TimeInterval) {
+        self.retryCap = retryCap
+    }
+
+    func contains(_ identifier: String) -> Bool { entries[identifier] != nil }
+
+    /// Whether `perform` may send for `identifier`: confirmed on the live session.
+    func canPerform(_ identifier: String) -> Bool {
+        guard let session, let entry = entries[identifier] else { return false }
+        return entry.confirmedOn == session
+    }
+
+    /// Registers a subscription; sends `subscribe` at once if a session is live.
+    ///
+    /// - Returns: nil if `identifier` is already registered.
+    mutating func add(_ identifier: String, random: inout some RandomNumberGenerator) -> (serial: Int, [Action])? {
+        guard entries[identifier] == nil else { return nil }
+        nextSerial += 1
+        entries[identifier] = Entry(serial: nextSerial, identifier: identifier)
+        var actions: [Action] = []
+        if session != nil { sendSubscribe(identifier, retry: 0, into: &actions, random: &random) }
+        return (nextSerial, actions)
+    }
+
+    /// A session was welcomed: every subscription goes out on it.
+    mutating func sessionStarted(_ id: UInt64, random: inout some RandomNumberGenerator) -> [Action] {
+        session = id
+        var actions: [Action] = []
+        for identifier in entries.keys.sorted(by: { (entries[$0]?.serial ?? 0) < (entries[$1]?.serial ?? 0) }) {
+            sendSubscribe(identifier, retry: 0, into: &actions, random: &random)
+        }
+        return actions
+    }
+
+    /// The live session ended: confirmed subscriptions go back to pending; retries stop.
+    mutating func sessionEnded() -> [Action] {
+        session = nil
+        var actions: [Action] = []
+        for (identifier, entry) in entries {
+            actions.append(.cancelRetry(identifier: identifier))
+            if case .subscribed = entry.state {
+                entries[identifier]?.state = .pending
+                actions.append(.publish(serial: entry.serial, .pending))
+            }
+        }
+        return actions
+    }
+
+    mutating func confirmed(_ identifier: String) -> [Action] {
+        guard let session else { return [] }
+        guard var entry = entries[identifier] else {
+            // A confirmation nobody asked for (an unsubscribe the server applied before our subscribe, say):
+            // tell the server to drop it.
+            return [
+                .log(LogEvent(level: .debug, name: "orphan_confirm", fields: [])),
+                .send(subscribeCommand(identifier, unsubscribe: true)),
+            ]
+        }
+        guard entry.confirmedOn != session else { return [] }
+        entry.confirmedOn = session
+        entry.rejectedOn = nil
+        entry.confirmations += 1
+        entry.state = .subscribed(confirmations: entry.confirmations)
+        entries[identifier] = entry
+        return [
+            .cancelRetry(identifier: identifier), .publish(serial: entry.serial, entry.state),
+            .log(
+                LogEvent(
+                    level: .info, name: "subscribed",
+                    fields: [.subscription(entry.serial), .count(entry.confirmations)])),
+        ]
+    }
+
+    mutating func rejected(_ identifier: String) -> [Action] {
+        guard let session, var entry = entries[identifier] else {
+            return [.log(LogEvent(level: .debug, name: "unknown_reject", fields: []))]
+        }
+        guard entry.rejectedOn != session else { return [] }
+        entry.rejectedOn = session
+        entry.confirmedOn = nil
+        entry.state = .rejected
+        entries[identifier] = entry
+        return [
+            .cancelRetry(identifier: identifier), .publish(serial: entry.serial, .rejected),
+            .log(LogEvent(level: .info, name: "rejected", fields: [.subscription(entry.serial)])),
+        ]
+    }
+
+    /// A subscribe retry timer fired: re-send if the subscription is still unanswered on this session.
+    mutating func retryFired(
+        _ identifier: String,
+        generation: UInt64,
+        random: inout some RandomNumberGenerator
+    ) -> [Action] {
+        guard let session, let entry = entries[identifier], entry.retryGeneration == generation,
+            entry.sentOn == session, entry.confirmedOn != session, entry.rejectedOn != session
+        else { return [] }
+        var actions: [Action] = [
+            .log(
+                LogEvent(
+                    level: .debug, name: "subscribe_retry",
+                    fields: [.subscription(entry.serial), .count(entry.retries + 1)]))
+        ]
+        sendSubscribe(identifier, retry: entry.retries + 1, into: &actions, random: &random)
+        return actions
+    }
+
+    /// Removes a subscription for good; sends `unsubscribe` only if `subscribe` went out on the live session.
+    mutating func remove(_ identifier: String) -> [Action] {
+        guard let entry = entries.removeValue(forKey: identifier) else { return [] }
+        var actions: [Action] = [.cancelRetry(identifier: identifier)]
+        if let session, entry.sentOn == session {
+            actions.append(.send(subscribeCommand(identifier, unsubscribe: true)))
+        }
+        actions.append(.publish(serial: entry.serial, .unsubscribed))
+        return actions
+    }
+
+    /// Removes every subscription (the client closed); nothing is sent.
+    mutating func removeAll() -> [Action] {
+        defer { entries.removeAll() }
+        return entries.values.flatMap { entry in
+            [Action.cancelRetry(identifier: entry.identifier), .publish(serial: entry.serial, .unsubscribed)]
+        }
+    }
+
+    private mutating func sendSubscribe(
+        _ identifier: String,
+        retry: Int,
+        into actions: inout [Action],
+        random: inout some RandomNumberGenerator
+    ) {
+        guard var entry = entries[identifier], let session else { return }
+        if entry.sentOn != session {
+            entry.confirmedOn = nil
+            entry.rejectedOn = nil
+            if entry.state != .pending {
+                entry.state = .pending
+                actions.append(.publish(serial: entry.serial, .pending))
+            }
+        }
+        nextGeneration += 1
+        entry.sentOn = session
+        entry.retries = retry
+        entry.retryGeneration = nextGeneration
+        entries[identifier] = entry
+        actions.append(.send(subscribeCommand(identifier, unsubscribe: false)))
+        let delay = Backoff.subscribeRetryDelay(retry: retry + 1, cap: retryCap, using: &random)
+        actions.append(.scheduleRetry(identifier: identifier, generation: nextGeneration, after: delay))
+    }
+
+    private func subscribeCommand(_ identifier: String, unsubscribe: Bool) -> String {
+        unsubscribe
+            ? CableProtocol.unsubscribe(identifier: identifier) : CableProtocol.subscribe(identifier: identifier)
+    }
+}

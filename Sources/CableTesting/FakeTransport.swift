@@ -1,0 +1,141 @@
+import CableReactive
+import Foundation
+import Signals
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
+/// An in-memory ``WebSocketTransport`` that a test drives by hand: it records every connection and every
+/// frame the client sends, and delivers the server's side when told to.
+///
+/// ```swift
+/// let fake = FakeTransport()
+/// let client = try ActionCableClient(url: url, transport: fake, scheduler: ManualScheduler())
+/// client.connect()
+/// let connection = try #require(fake.last)
+/// connection.open()
+/// connection.receive(#"{"type":"welcome"}"#)
+/// ```
+///
+/// Events are delivered synchronously on the calling thread. `close(code:reason:)` by the client only
+/// records the close; call ``Connection/finishClose()`` to deliver the `.closed` event a real transport
+/// would send.
+public final class FakeTransport: WebSocketTransport {
+    private let connectionList = Locked<[Connection]>([])
+    private let count = MutableStateValue(0)
+
+    public init() {}
+
+    /// Every connection the client has asked for, oldest first.
+    public var connections: [Connection] { connectionList.withLock { $0 } }
+    /// The newest connection.
+    public var last: Connection? { connections.last }
+    /// How many connections the client has asked for; observable, so async tests can wait for one.
+    public var connectCount: StateValue<Int> { count.readOnly }
+    /// The connections that are open and not closed.
+    public var openConnections: [Connection] { connections.filter { $0.isOpen } }
+
+    public func connect(
+        request: URLRequest,
+        protocols: [String],
+        handler: @escaping @Sendable (WebSocketEvent) -> Void
+    ) -> any WebSocketConnection {
+        let connection = Connection(request: request, protocols: protocols, handler: handler)
+        let total = connectionList.withLock { list -> Int in
+            list.append(connection)
+            return list.count
+        }
+        count.value = total
+        return connection
+    }
+
+    /// One fake connection.
+    public final class Connection: WebSocketConnection {
+        private struct State: Sendable {
+            var phase = Phase.connecting
+            var sent: [String] = []
+            var closeCode: WebSocketCloseCode?
+        }
+
+        enum Phase: Sendable {
+            case connecting
+            case open
+            case closed
+        }
+
+        /// The request the client made, after its `onRequest` hook.
+        public let request: URLRequest
+        /// The subprotocols the client offered.
+        public let protocols: [String]
+        private let handler: @Sendable (WebSocketEvent) -> Void
+        private let state = Locked(State())
+
+        init(request: URLRequest, protocols: [String], handler: @escaping @Sendable (WebSocketEvent) -> Void) {
+            self.request = request
+            self.protocols = protocols
+            self.handler = handler
+        }
+
+        /// Every text frame the client sent, in order.
+        public var sent: [String] { state.withLock { $0.sent } }
+        /// Whether the connection is open (opened and not closed).
+        public var isOpen: Bool { state.withLock { $0.phase == .open } }
+        /// The code the client closed with, if it closed.
+        public var closeCode: WebSocketCloseCode? { state.withLock { $0.closeCode } }
+        /// Whether either side closed the connection.
+        public var isClosed: Bool { state.withLock { $0.phase == .closed } }
+
+        public func send(text: String) -> Bool {
+            state.withLock { state in
+                guard state.phase == .open else { return false }
+                state.sent.append(text)
+                return true
+            }
+        }
+
+        public func close(code: WebSocketCloseCode, reason: String) {
+            state.withLock { state in
+                guard state.phase != .closed else { return }
+                state.phase = .closed
+                state.closeCode = code
+            }
+        }
+
+        /// The upgrade succeeds, with `subprotocol` chosen.
+        public func open(subprotocol: String? = "actioncable-v1-json") {
+            let opened = state.withLock { state -> Bool in
+                guard state.phase == .connecting else { return false }
+                state.phase = .open
+                return true
+            }
+            if opened { handler(.opened(protocol: subprotocol)) }
+        }
+
+        /// The server sends `text`.
+        public func receive(_ text: String) {
+            handler(.text(text))
+        }
+
+        /// The connection fails with `error` (by default a connection without a close frame).
+        public func fail(_ error: WebSocketError = WebSocketError(.abnormalClosure)) {
+            finish(.failed(error))
+        }
+
+        /// The server closes with `code`.
+        public func serverClose(code: WebSocketCloseCode = .normalClosure, reason: String = "") {
+            finish(.closed(code: code, reason: reason))
+        }
+
+        /// Delivers the `.closed` event that follows the client's own close.
+        public func finishClose() {
+            let code = state.withLock { $0.closeCode } ?? .normalClosure
+            handler(.closed(.closed(code: code, reason: "")))
+        }
+
+        private func finish(_ info: WebSocketCloseInfo) {
+            state.withLock { $0.phase = .closed }
+            handler(.closed(info))
+        }
+    }
+}

@@ -1,0 +1,121 @@
+import CableReactive
+import Foundation
+import Signals
+
+/// A scheduler whose time moves only when a test says so: every reconnection, backoff and stale rule can
+/// be tested without sleeping.
+///
+/// Work scheduled for the same moment runs in the order it was scheduled. ``advance(by:)`` runs due work
+/// outside the scheduler's lock, so work may schedule more work. Every requested delay is recorded in
+/// ``history``, so a test can assert what the client asked for.
+///
+/// ```swift
+/// let scheduler = ManualScheduler()
+/// let client = try ActionCableClient(url: url, transport: fake, scheduler: scheduler)
+/// client.connect()
+/// fake.last?.fail()                                   // the first attempt fails
+/// #expect(scheduler.pendingDelays.contains { (0.75...1.25).contains($0) })
+/// scheduler.advance(by: 1.25)                         // the retry starts
+/// ```
+public final class ManualScheduler: CableScheduler, Sendable {
+    private struct Item: Sendable {
+        let id: UInt64
+        let deadline: TimeInterval
+        let work: @Sendable () -> Void
+    }
+
+    private struct State: Sendable {
+        var now: TimeInterval = 0
+        var items: [Item] = []
+        var nextID: UInt64 = 0
+        var history: [TimeInterval] = []
+    }
+
+    private let state = Locked(State())
+
+    public init() {}
+
+    public var now: TimeInterval { state.withLock { $0.now } }
+
+    /// Every delay ever requested, in order.
+    public var history: [TimeInterval] { state.withLock { $0.history } }
+
+    /// The delays (from now) of the work still pending, soonest first.
+    public var pendingDelays: [TimeInterval] {
+        state.withLock { state in state.items.map { $0.deadline - state.now }.sorted() }
+    }
+
+    /// How many pieces of work are pending.
+    public var pendingCount: Int { state.withLock { $0.items.count } }
+
+    public func schedule(after delay: TimeInterval, _ work: @escaping @Sendable () -> Void) -> any ScheduledWork {
+        let id = state.withLock { state -> UInt64 in
+            state.nextID += 1
+            state.history.append(delay)
+            state.items.append(Item(id: state.nextID, deadline: state.now + max(delay, 0), work: work))
+            return state.nextID
+        }
+        return Token(scheduler: self, id: id)
+    }
+
+    /// Moves time forward by `interval`, running every piece of work that falls due, in deadline order.
+    public func advance(by interval: TimeInterval) {
+        let target = state.withLock { $0.now + max(interval, 0) }
+        advance(to: target)
+    }
+
+    /// Moves time to `deadline` (never backwards), running the work that falls due on the way.
+    public func advance(to deadline: TimeInterval) {
+        while let item = popDue(before: deadline) {
+            item.work()
+        }
+        state.withLock { $0.now = max($0.now, deadline) }
+    }
+
+    /// Runs all pending work, moving time to each deadline, until nothing is pending.
+    public func run() {
+        while let deadline = state.withLock({ $0.items.map(\.deadline).min() }) {
+            advance(to: deadline)
+        }
+    }
+
+    private func popDue(before deadline: TimeInterval) -> Item? {
+        state.withLock { state -> Item? in
+            guard
+                let index = state.items.indices.min(by: {
+                    (state.items[$0].deadline, state.items[$0].id) < (state.items[$1].deadline, state.items[$1].id)
+                }), state.items[index].deadline <= deadline
+            else { return nil }
+            let item = state.items.remove(at: index)
+            state.now = max(state.now, item.deadline)
+            return item
+        }
+    }
+
+    fileprivate func cancel(_ id: UInt64) {
+        state.withLock { $0.items.removeAll { $0.id == id } }
+    }
+
+    private struct Token: ScheduledWork {
+        let scheduler: ManualScheduler
+        let id: UInt64
+        func cancel() { scheduler.cancel(id) }
+    }
+}
+
+/// A seedable random number generator (SplitMix64), for reproducible jitter in tests.
+public struct SeededRandom: RandomNumberGenerator, Sendable {
+    private var state: UInt64
+
+    public init(seed: UInt64) {
+        state = seed
+    }
+
+    public mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}

@@ -1,0 +1,147 @@
+import CableTesting
+import Foundation
+import Testing
+
+@testable import CableReactive
+
+@Suite("SubscriptionRegistry")
+struct SubscriptionRegistryTests {
+    typealias Action = SubscriptionRegistry.Action
+    let room = #"{"channel":"ChatChannel","room":"1"}"#
+    let other = #"{"channel":"EchoChannel"}"#
+
+    private func sends(_ actions: [Action]) -> [String] {
+        actions.compactMap { if case .send(let text) = $0 { text } else { nil } }
+    }
+
+    private func retries(_ actions: [Action]) -> [TimeInterval] {
+        actions.compactMap { if case .scheduleRetry(_, _, let delay) = $0 { delay } else { nil } }
+    }
+
+    private func generation(_ actions: [Action]) -> UInt64? {
+        actions.lazy.compactMap { if case .scheduleRetry(_, let generation, _) = $0 { generation } else { nil } }.first
+    }
+
+    @Test("subscribing before a session sends nothing; the welcome sends every subscribe in creation order")
+    func sentAfterWelcome() {
+        var random = SeededRandom(seed: 1)
+        var registry = SubscriptionRegistry(retryCap: 30)
+        #expect(registry.add(room, random: &random)?.1.isEmpty == true)
+        #expect(registry.add(other, random: &random)?.1.isEmpty == true)
+        let actions = registry.sessionStarted(1, random: &random)
+        #expect(
+            sends(actions) == [
+                CableProtocol.subscribe(identifier: room), CableProtocol.subscribe(identifier: other),
+            ])
+        #expect(retries(actions).count == 2)
+    }
+
+    @Test("a subscription added during a live session goes out at once")
+    func sentImmediatelyWhenLive() {
+        var random = SeededRandom(seed: 1)
+        var registry = SubscriptionRegistry(retryCap: 30)
+        _ = registry.sessionStarted(1, random: &random)
+        let actions = registry.add(room, random: &random)?.1 ?? []
+        #expect(sends(actions) == [CableProtocol.subscribe(identifier: room)])
+    }
+
+    @Test("one registration per identifier until it is removed")
+    func duplicateIdentifier() {
+        var random = SeededRandom(seed: 1)
+        var registry = SubscriptionRegistry(retryCap: 30)
+        let first = registry.add(room, random: &random)?.serial
+        #expect(registry.add(room, random: &random) == nil)
+        _ = registry.remove(room)
+        let again = registry.add(room, random: &random)?.serial
+        #expect(first != nil && again != nil && first != again)
+    }
+
+    @Test("unanswered subscribes are re-sent after 5, 10, 20, 30, 30 s (±25%) until confirmed")
+    func retrySchedule() {
+        var random = SeededRandom(seed: 7)
+        var registry = SubscriptionRegistry(retryCap: 30)
+        _ = registry.add(room, random: &random)
+        var actions = registry.sessionStarted(1, random: &random)
+        var delays = retries(actions)
+        for _ in 0..<4 {
+            guard let generation = generation(actions) else { return recordFailure("no retry scheduled") }
+            actions = registry.retryFired(room, generation: generation, random: &random)
+            #expect(sends(actions) == [CableProtocol.subscribe(identifier: room)])
+            delays += retries(actions)
+        }
+        for (delay, base) in zip(delays, [5.0, 10, 20, 30, 30]) {
+            #expect((base * 0.75...base * 1.25).contains(delay), "\(delay) for \(base)")
+        }
+        let confirmed = registry.confirmed(room)
+        #expect(confirmed.contains(.cancelRetry(identifier: room)))
+        #expect(registry.retryFired(room, generation: generation(actions) ?? 0, random: &random).isEmpty)
+    }
+
+    @Test("confirmations count once per connection, even with duplicate confirms")
+    func confirmationsPerConnection() {
+        var random = SeededRandom(seed: 1)
+        var registry = SubscriptionRegistry(retryCap: 30)
+        let serial = registry.add(room, random: &random)?.serial ?? -1
+        _ = registry.sessionStarted(1, random: &random)
+        #expect(registry.confirmed(room).contains(.publish(serial: serial, .subscribed(confirmations: 1))))
+        #expect(registry.confirmed(room).isEmpty)
+        #expect(registry.sessionEnded().contains(.publish(serial: serial, .pending)))
+        _ = registry.sessionStarted(2, random: &random)
+        #expect(registry.confirmed(room).contains(.publish(serial: serial, .subscribed(confirmations: 2))))
+        #expect(registry.canPerform(room))
+    }
+
+    @Test("a rejected subscription is not retried on the same connection but is re-sent after the next welcome")
+    func rejectedResentNextWelcome() {
+        var random = SeededRandom(seed: 1)
+        var registry = SubscriptionRegistry(retryCap: 30)
+        let serial = registry.add(room, random: &random)?.serial ?? -1
+        let started = registry.sessionStarted(1, random: &random)
+        let rejected = registry.rejected(room)
+        #expect(rejected.contains(.publish(serial: serial, .rejected)))
+        #expect(registry.retryFired(room, generation: generation(started) ?? 0, random: &random).isEmpty)
+        #expect(!registry.canPerform(room))
+        _ = registry.sessionEnded()
+        let again = registry.sessionStarted(2, random: &random)
+        #expect(sends(again) == [CableProtocol.subscribe(identifier: room)])
+        #expect(again.contains(.publish(serial: serial, .pending)))
+    }
+
+    @Test("a confirmation for an identifier we do not know gets an unsubscribe")
+    func orphanConfirm() {
+        var random = SeededRandom(seed: 1)
+        var registry = SubscriptionRegistry(retryCap: 30)
+        _ = registry.sessionStarted(1, random: &random)
+        #expect(sends(registry.confirmed(room)) == [CableProtocol.unsubscribe(identifier: room)])
+    }
+
+    @Test("unsubscribe sends only if the subscribe went out on this connection, and is final")
+    func unsubscribeRules() {
+        var random = SeededRandom(seed: 1)
+        var registry = SubscriptionRegistry(retryCap: 30)
+        let serial = registry.add(room, random: &random)?.serial ?? -1
+        let offline = registry.remove(room)
+        #expect(sends(offline).isEmpty)
+        #expect(offline.contains(.publish(serial: serial, .unsubscribed)))
+
+        _ = registry.add(other, random: &random)
+        _ = registry.sessionStarted(1, random: &random)
+        #expect(sends(registry.remove(other)) == [CableProtocol.unsubscribe(identifier: other)])
+        #expect(sends(registry.sessionStarted(2, random: &random)).isEmpty)
+        #expect(!registry.canPerform(other))
+    }
+
+    @Test("perform is allowed only when confirmed on the live session")
+    func performRules() {
+        var random = SeededRandom(seed: 1)
+        var registry = SubscriptionRegistry(retryCap: 30)
+        _ = registry.add(room, random: &random)
+        #expect(!registry.canPerform(room))
+        _ = registry.sessionStarted(1, random: &random)
+        #expect(!registry.canPerform(room))
+        _ = registry.confirmed(room)
+        #expect(registry.canPerform(room))
+        _ = registry.sessionEnded()
+        #expect(!registry.canPerform(room))
+    }
+}
