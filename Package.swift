@@ -28,10 +28,22 @@ let package = Package(
         ),
         .testTarget(name: "SignalsTests", dependencies: ["Signals"]),
         .testTarget(name: "CableReactiveTests", dependencies: ["CableReactive", "Signals"]),
+        // Runs SocketTransport against a real, independent peer (Python `websockets`, see
+        // Tests/Fixtures/wspeer); needs the venv from Scripts/install-deps and the `openssl` CLI.
+        .testTarget(
+            name: "TransportIntegrationTests",
+            dependencies: ["CableReactive"],
+            exclude: ["README.md"]
+        ),
         .executableTarget(
             name: "SignalsBenchmark",
             dependencies: ["Signals"],
             path: "Benchmarks/SignalsBenchmark"
+        ),
+        .executableTarget(
+            name: "TransportBenchmark",
+            dependencies: ["CableReactive"],
+            path: "Benchmarks/TransportBenchmark"
         ),
     ],
     swiftLanguageModes: [.v6]
