@@ -146,7 +146,13 @@
             while response == nil {
                 try waitDuringSetup(stream, read: true, deadline: deadline, step: "HTTP upgrade")
                 let open = try stream.readAvailable { chunk in
-                    guard response == nil, failure == nil else { return }
+                    guard failure == nil else { return }
+                    if let head = response {
+                        // Frames that arrived in a later read of the same batch belong after the rest.
+                        response = (head.head, ArraySlice(head.rest + chunk))
+                        chunk = chunk[chunk.endIndex...]
+                        return
+                    }
                     do throws(WebSocketError) {
                         response = try reader.append(chunk)
                     } catch {

@@ -112,7 +112,9 @@
                 output.removeLast(4)
             }
             if parameters.clientNoContextTakeover { deflateReset(stream) }
-            return output
+            // Nothing new to flush (an empty message right after a flush) makes zlib emit nothing at
+            // all; send an empty stored-block header instead, as RFC 7692 §7.2.3.6 does.
+            return output.isEmpty ? [0x00] : output
         }
     }
 
