@@ -41,6 +41,11 @@ package struct HandshakeResult: Equatable, Sendable {
     package var subprotocol: String?
     /// The permessage-deflate parameters, when the server accepted our offer.
     package var deflate: DeflateParameters?
+
+    package init(subprotocol: String? = nil, deflate: DeflateParameters? = nil) {
+        self.subprotocol = subprotocol
+        self.deflate = deflate
+    }
 }
 
 /// Checks a server's response head against our request (RFC 6455 §4.1, client requirements 1-6).
