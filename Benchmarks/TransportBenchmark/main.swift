@@ -171,7 +171,8 @@ for payload in [64, 512, 4096] {
     let messages = framesPerBlock * repeats
     var best = (transport: Double.infinity, baseline: Double.infinity)
     for _ in 0..<3 {
-        best.transport = min(best.transport, measureTransport(sender: sender, block: block, repeats: repeats, messages: messages))
+        best.transport = min(
+            best.transport, measureTransport(sender: sender, block: block, repeats: repeats, messages: messages))
         best.baseline = min(best.baseline, measureBaseline(sender: sender, block: block, repeats: repeats))
     }
     let bytes = Double(block.count * repeats)

@@ -12,7 +12,7 @@ struct MessageAssemblerTests {
         #expect(try assembler.push(Frame(opcode: .pong, payload: [])) == .pong)
         #expect(
             try assembler.push(Frame(opcode: .continuation, payload: Array("d".utf8)))
-                == .text(Array("abcd".utf8), compressed: false))
+                == .text(ArraySlice("abcd".utf8), compressed: false))
         #expect(try assembler.push(Frame(opcode: .text, payload: [0x65])) == .text([0x65], compressed: false))
     }
 

@@ -14,13 +14,19 @@ package struct ClosePayload: Equatable, Sendable {
     /// - Throws: ``FrameError/protocolError(_:)`` for a 1-byte body or a code that may not appear on
     ///   the wire (below 1000, 1004-1006, 1015, 1016-2999, 5000 and above); ``FrameError/invalidUTF8``
     ///   for a reason that is not UTF-8.
-    package static func decode(_ payload: [UInt8]) throws(FrameError) -> ClosePayload {
+    package static func decode(_ payload: ArraySlice<UInt8>) throws(FrameError) -> ClosePayload {
         if payload.isEmpty { return ClosePayload(code: nil, reason: "") }
         guard payload.count >= 2 else { throw .protocolError(.invalidClosePayload) }
-        let code = UInt16(payload[0]) << 8 | UInt16(payload[1])
+        let start = payload.startIndex
+        let code = UInt16(payload[start]) << 8 | UInt16(payload[start + 1])
         guard isSendable(code) else { throw .protocolError(.invalidCloseCode(code)) }
-        let reason = try UTF8Validation.decode(Array(payload[2...]))
+        let reason = try UTF8Validation.decode(payload[(start + 2)...])
         return ClosePayload(code: code, reason: reason)
+    }
+
+    /// Decodes a close payload held in an array.
+    package static func decode(_ payload: [UInt8]) throws(FrameError) -> ClosePayload {
+        try decode(payload[...])
     }
 
     /// Whether `code` may appear in a close frame: 1000-1003, 1007-1014 (defined or IANA-registered),

@@ -17,12 +17,18 @@ package struct Frame: Equatable, Sendable {
     /// RSV1: "this message is compressed" when permessage-deflate is negotiated.
     package var rsv1: Bool
     package var opcode: FrameOpcode
-    package var payload: [UInt8]
+    /// The payload. When a frame arrived whole in one read it is a slice of the read buffer (no
+    /// copy); do not keep it beyond handling the frame, or the next read has to copy the buffer.
+    package var payload: ArraySlice<UInt8>
 
-    package init(fin: Bool = true, rsv1: Bool = false, opcode: FrameOpcode, payload: [UInt8]) {
+    package init(fin: Bool = true, rsv1: Bool = false, opcode: FrameOpcode, payload: ArraySlice<UInt8>) {
         self.fin = fin
         self.rsv1 = rsv1
         self.opcode = opcode
         self.payload = payload
+    }
+
+    package init(fin: Bool = true, rsv1: Bool = false, opcode: FrameOpcode, payload: [UInt8]) {
+        self.init(fin: fin, rsv1: rsv1, opcode: opcode, payload: payload[...])
     }
 }

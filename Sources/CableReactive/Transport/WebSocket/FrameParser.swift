@@ -38,6 +38,9 @@ package struct FrameParser: Sendable {
     private var fin = false
     private var rsv1 = false
     private var opcode = FrameOpcode.continuation
+    /// The payload length announced by the current frame's header.
+    private var length = 0
+    /// The payload collected so far when a frame spans several inputs.
     private var payload: [UInt8] = []
 
     /// - Parameters:
@@ -77,6 +80,15 @@ package struct FrameParser: Sendable {
                 }
                 try guarded { parser throws(FrameError) in try parser.acceptExtendedLength(value, width: width) }
             case .payload(let remaining):
+                if remaining == length && input.count >= remaining {
+                    // Fast path: the whole payload is in this input; hand out a slice, no copy.
+                    let end = input.startIndex + remaining
+                    let frame = Frame(fin: fin, rsv1: rsv1, opcode: opcode, payload: input[input.startIndex..<end])
+                    input = input[end...]
+                    state = .firstByte
+                    return frame
+                }
+                if payload.isEmpty { payload.reserveCapacity(length) }
                 let take = min(remaining, input.count)
                 if take > 0 {
                     let end = input.startIndex + take
@@ -88,7 +100,7 @@ package struct FrameParser: Sendable {
                     return nil
                 }
                 state = .firstByte
-                let frame = Frame(fin: fin, rsv1: rsv1, opcode: opcode, payload: payload)
+                let frame = Frame(fin: fin, rsv1: rsv1, opcode: opcode, payload: payload[...])
                 payload = []
                 return frame
             }
@@ -143,8 +155,7 @@ package struct FrameParser: Sendable {
 
     private mutating func beginPayload(_ length: Int) throws(FrameError) {
         guard length <= maxFrameSize else { throw .messageTooBig }
-        payload = []
-        payload.reserveCapacity(length)
+        self.length = length
         state = .payload(remaining: length)
     }
 }

@@ -8,9 +8,9 @@ package struct MessageAssembler: Sendable {
     /// What one frame amounts to.
     package enum Output: Equatable, Sendable {
         /// A complete text message; `compressed` when its first frame had RSV1 set.
-        case text([UInt8], compressed: Bool)
+        case text(ArraySlice<UInt8>, compressed: Bool)
         /// The peer pinged us; answer with a pong carrying the same payload.
-        case ping([UInt8])
+        case ping(ArraySlice<UInt8>)
         /// The peer answered a ping (we send none, so it is only tolerated).
         case pong
         /// The peer started or answered the close handshake.
@@ -33,7 +33,7 @@ package struct MessageAssembler: Sendable {
     ///
     /// - Throws: ``FrameError`` for a continuation without a message, a new message inside another,
     ///   a binary message (unsupported), a bad close payload or a message above `maxMessageSize`.
-    package mutating func push(_ frame: Frame) throws(FrameError) -> Output? {
+    package mutating func push(_ frame: consuming Frame) throws(FrameError) -> Output? {
         switch frame.opcode {
         case .ping:
             return .ping(frame.payload)
@@ -50,7 +50,7 @@ package struct MessageAssembler: Sendable {
             if frame.fin { return .text(frame.payload, compressed: frame.rsv1) }
             inProgress = true
             compressed = frame.rsv1
-            buffer = frame.payload
+            buffer = Array(frame.payload)
             return nil
         case .continuation:
             guard inProgress else { throw .protocolError(.unexpectedContinuation) }
@@ -60,7 +60,7 @@ package struct MessageAssembler: Sendable {
             inProgress = false
             let message = buffer
             buffer = []
-            return .text(message, compressed: compressed)
+            return .text(message[...], compressed: compressed)
         }
     }
 }

@@ -6,21 +6,40 @@ package enum UTF8Validation {
     /// Returns `bytes` as a `String` when they are well-formed UTF-8.
     ///
     /// - Throws: ``FrameError/invalidUTF8`` otherwise.
-    package static func decode(_ bytes: [UInt8]) throws(FrameError) -> String {
+    package static func decode(_ bytes: ArraySlice<UInt8>) throws(FrameError) -> String {
         guard isValid(bytes) else { throw .invalidUTF8 }
         return String(decoding: bytes, as: UTF8.self)
     }
 
-    /// Whether `bytes` are well-formed UTF-8: shortest forms only, no surrogates, nothing above U+10FFFF.
+    /// Returns `bytes` as a `String` when they are well-formed UTF-8.
+    package static func decode(_ bytes: [UInt8]) throws(FrameError) -> String {
+        try decode(bytes[...])
+    }
+
+    /// Whether `bytes` are well-formed UTF-8.
     package static func isValid(_ bytes: [UInt8]) -> Bool {
+        isValid(bytes[...])
+    }
+
+    /// Whether `bytes` are well-formed UTF-8: shortest forms only, no surrogates, nothing above U+10FFFF.
+    package static func isValid(_ bytes: ArraySlice<UInt8>) -> Bool {
         bytes.withUnsafeBufferPointer { buffer in
             let count = buffer.count
             var index = 0
             while index < count {
-                // ASCII fast path: eight bytes at a time while no high bit is set.
+                // ASCII fast path: 32, then 8 bytes at a time while no high bit is set.
+                let base = UnsafeRawPointer(buffer.baseAddress.unsafelyUnwrapped)
+                while index + 32 <= count {
+                    let words =
+                        base.loadUnaligned(fromByteOffset: index, as: UInt64.self)
+                        | base.loadUnaligned(fromByteOffset: index + 8, as: UInt64.self)
+                        | base.loadUnaligned(fromByteOffset: index + 16, as: UInt64.self)
+                        | base.loadUnaligned(fromByteOffset: index + 24, as: UInt64.self)
+                    if words & 0x8080_8080_8080_8080 != 0 { break }
+                    index += 32
+                }
                 while index + 8 <= count {
-                    let word = UnsafeRawPointer(buffer.baseAddress.unsafelyUnwrapped + index)
-                        .loadUnaligned(as: UInt64.self)
+                    let word = base.loadUnaligned(fromByteOffset: index, as: UInt64.self)
                     if word & 0x8080_8080_8080_8080 != 0 { break }
                     index += 8
                 }

@@ -62,7 +62,7 @@
                         onText(try decodeText(payload, compressed: compressed))
                     case .ping(let payload):
                         guard case .open = phase else { continue }
-                        encode(.pong, payload, into: &output)
+                        encode(.pong, Array(payload), into: &output)
                     case .pong:
                         continue
                     case .close(let peer):
@@ -101,10 +101,10 @@
             outcome = .failed(error)
         }
 
-        private mutating func decodeText(_ payload: [UInt8], compressed: Bool) throws(FrameError) -> String {
+        private mutating func decodeText(_ payload: ArraySlice<UInt8>, compressed: Bool) throws(FrameError) -> String {
             guard compressed else { return try UTF8Validation.decode(payload) }
             guard let deflater else { throw .protocolError(.reservedBitsSet) }
-            return try UTF8Validation.decode(try deflater.inflate(payload, limit: assembler.maxMessageSize))
+            return try UTF8Validation.decode(try deflater.inflate(Array(payload), limit: assembler.maxMessageSize))
         }
 
         private mutating func closeReceived(_ peer: ClosePayload, output: inout [UInt8]) {
