@@ -108,3 +108,23 @@ extension TransportIntegrationTests {
         #expect(recorder.events.count == 1)
     }
 }
+
+extension TransportIntegrationTests {
+    @Test("accepts sends and a close from many threads at once and keeps each thread's order")
+    func concurrentSenders() throws {
+        let peer = try Peers.plain.get()
+        let (connection, recorder) = connect("ws://127.0.0.1:\(peer.port)/echo")
+        recorder.waitOpened()
+        DispatchQueue.concurrentPerform(iterations: 4) { thread in
+            for index in 0..<100 { #expect(connection.send(text: "\(thread):\(index)")) }
+        }
+        let texts = recorder.waitTexts(400)
+        #expect(texts.count == 400)
+        for thread in 0..<4 {
+            #expect(texts.filter { $0.hasPrefix("\(thread):") } == (0..<100).map { "\(thread):\($0)" })
+        }
+        DispatchQueue.concurrentPerform(iterations: 4) { _ in connection.close(code: .normalClosure, reason: "") }
+        #expect(recorder.waitClosed() == .closed(code: .normalClosure, reason: ""))
+        #expect(recorder.events.filter(\.isClosed).count == 1)
+    }
+}

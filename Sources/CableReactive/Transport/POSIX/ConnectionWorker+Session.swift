@@ -6,8 +6,9 @@
     #endif
 
     extension ConnectionWorker {
-        /// Queued outbound bytes above which no more caller messages are taken from the queue, so a
-        /// peer that does not read makes `send` return `false` instead of growing memory.
+        /// Queued outbound bytes above which no more caller messages are taken from the queue and no
+        /// more input is read, so a peer that does not read makes `send` return `false` (and cannot
+        /// grow our memory with pings) instead of growing memory.
         private static let outboundHighWater = 1 << 20
 
         /// The open connection: marks it open, delivers `.opened`, then pumps frames until the
@@ -52,8 +53,13 @@
                         session.connectionLost(WebSocketError(.timeout, detail: "no close frame from the peer"))
                         break
                     }
+                    // While a peer does not read what we owe it (pongs, a close), stop reading too:
+                    // TCP flow control then stops its pings, and our outbound queue stays bounded.
                     let readiness = try stream.wait(
-                        read: true, write: stream.pendingOutput > 0, deadline: closeDeadline)
+                        read: stream.pendingOutput < Self.outboundHighWater,
+                        write: stream.pendingOutput > 0,
+                        deadline: closeDeadline
+                    )
                     if readiness.woken { connection.drainWake() }
                     if readiness.writable { try stream.flush() }
                     if readiness.readable {

@@ -14,6 +14,8 @@
         private let ssl: OpaquePointer
         private let readBIO: OpaquePointer
         private let writeBIO: OpaquePointer
+        /// A fatal TLS error happened; OpenSSL forbids SSL_shutdown afterwards.
+        private var failed = false
 
         /// What a read produced.
         enum ReadResult {
@@ -77,7 +79,9 @@
             if result == 1 { return true }
             switch SSL_get_error(ssl, result) {
             case SSL_ERROR_WANT_READ, SSL_ERROR_WANT_WRITE: return false
-            default: throw Self.error("handshake", ssl: ssl)
+            default:
+                failed = true
+                throw Self.error("handshake", ssl: ssl)
             }
         }
 
@@ -100,7 +104,9 @@
             switch SSL_get_error(ssl, result) {
             case SSL_ERROR_WANT_READ, SSL_ERROR_WANT_WRITE: return .wantMore
             case SSL_ERROR_ZERO_RETURN: return .closed
-            default: throw Self.error("read", ssl: ssl)
+            default:
+                failed = true
+                throw Self.error("read", ssl: ssl)
             }
         }
 
@@ -111,13 +117,17 @@
             while offset < bytes.count, let base = bytes.baseAddress {
                 ERR_clear_error()
                 let result = SSL_write(ssl, base + offset, Int32(clamping: bytes.count - offset))
-                guard result > 0 else { throw Self.error("write", ssl: ssl) }
+                guard result > 0 else {
+                    failed = true
+                    throw Self.error("write", ssl: ssl)
+                }
                 offset += Int(result)
             }
         }
 
-        /// Queues a close_notify alert (best effort).
+        /// Queues a close_notify alert (best effort; skipped after a fatal error).
         func shutdown() {
+            guard !failed else { return }
             ERR_clear_error()
             _ = SSL_shutdown(ssl)
         }
