@@ -127,4 +127,23 @@ extension TransportIntegrationTests {
         #expect(recorder.waitClosed() == .closed(code: .normalClosure, reason: ""))
         #expect(recorder.events.filter(\.isClosed).count == 1)
     }
+
+    @Test("never loses a wake-up when sends and close race with the I/O thread")
+    func racingWakeUps() throws {
+        let peer = try Peers.plain.get()
+        for round in 0..<100 {
+            let (connection, recorder) = connect("ws://127.0.0.1:\(peer.port)/echo")
+            recorder.waitOpened()
+            DispatchQueue.concurrentPerform(iterations: 3) { thread in
+                if thread == 2 {
+                    _ = recorder.waitTexts(1 + round % 50)
+                    connection.close(code: .normalClosure, reason: "")
+                } else {
+                    for index in 0..<300 { connection.send(text: "\(thread):\(index)") }
+                }
+            }
+            // Every close must complete promptly; a lost wake-up would leave the I/O thread asleep.
+            #expect(recorder.waitClosed(timeout: 3) == .closed(code: .normalClosure, reason: ""), "round \(round)")
+        }
+    }
 }

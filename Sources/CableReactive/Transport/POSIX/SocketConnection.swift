@@ -99,14 +99,16 @@
             }
         }
 
-        /// Empties the wake pipe; call before ``takeCommands(includeMessages:)``.
+        /// Empties the wake socket and clears the "signalled" flag, atomically under the lock:
+        /// senders write only under the same lock, so a byte is never drained after the flag was
+        /// cleared for it (which would leave the flag set with an empty socket, and no one to wake
+        /// the loop again). Call before ``takeCommands(includeMessages:)``.
         func drainWake() {
-            let fd = shared.withLock { state -> Int32 in
+            shared.withLock { state in
+                var scratch = (UInt64(0), UInt64(0), UInt64(0), UInt64(0))
+                while withUnsafeMutableBytes(of: &scratch, { read(state.wakeRead, $0.baseAddress, $0.count) }) > 0 {}
                 state.wakeSignalled = false
-                return state.wakeRead
             }
-            var scratch = [UInt8](repeating: 0, count: 64)
-            while scratch.withUnsafeMutableBytes({ read(fd, $0.baseAddress, $0.count) }) > 0 {}
         }
 
         /// Takes queued messages (unless `includeMessages` is false and no close is pending, so a slow
