@@ -10,6 +10,7 @@ final class RawPeer: Sendable {
     // Guarded by `condition`.
     nonisolated(unsafe) private var received: [UInt8] = []
     nonisolated(unsafe) private var finished = false
+    nonisolated(unsafe) private var requestHead = ""
 
     init(respond: @escaping @Sendable (_ key: String) -> [UInt8]) throws {
         let listener = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
@@ -60,6 +61,9 @@ final class RawPeer: Sendable {
             }
         }
         let text = String(decoding: head, as: UTF8.self)
+        condition.lock()
+        requestHead = text
+        condition.unlock()
         let keyLine = text.split(separator: "\r\n").first { $0.lowercased().hasPrefix("sec-websocket-key:") }
         let key = keyLine.map { $0.dropFirst("sec-websocket-key:".count).trimmingCharacters(in: .whitespaces) } ?? ""
         let response = respond(key)
@@ -89,6 +93,14 @@ final class RawPeer: Sendable {
             if !condition.wait(until: deadline) { break }
         }
         return received
+    }
+
+    /// The upgrade request the client sent, once the connection has ended.
+    func waitRequestHead() -> String {
+        _ = waitReceived()
+        condition.lock()
+        defer { condition.unlock() }
+        return requestHead
     }
 
     /// A valid 101 answer for `key`.

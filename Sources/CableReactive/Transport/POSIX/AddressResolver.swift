@@ -6,20 +6,20 @@
     #endif
 
     /// One resolved socket address, copied out of `getaddrinfo`'s list.
-    struct SocketAddress: Sendable {
-        var family: Int32
+    package struct SocketAddress: Sendable {
+        package var family: Int32
         var storage: sockaddr_storage
         var length: socklen_t
     }
 
     /// Host name resolution with `getaddrinfo`, which blocks: call it only on a connection's own I/O
     /// thread, never on the caller's.
-    enum AddressResolver {
+    package enum AddressResolver {
         /// Every TCP address for `host` and `port`, IPv4 and IPv6, in the resolver's order. IP literals
         /// resolve to themselves without a DNS query.
         ///
         /// - Throws: `WebSocketError(.dnsFailure)` when nothing resolves.
-        static func resolve(host: String, port: UInt16) throws(WebSocketError) -> [SocketAddress] {
+        package static func resolve(host: String, port: UInt16) throws(WebSocketError) -> [SocketAddress] {
             var hints = addrinfo()
             hints.ai_family = AF_UNSPEC
             hints.ai_socktype = Int32(SOCK_STREAM.rawValue)

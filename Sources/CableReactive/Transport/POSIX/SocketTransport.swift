@@ -62,6 +62,7 @@
             /// connection. Default: `SystemRandomNumberGenerator`. Inject a seeded one in tests.
             public var makeRandomNumberGenerator: @Sendable () -> any RandomNumberGenerator
 
+            /// Creates options; every parameter defaults to the value documented on its property.
             public init(
                 connectTimeout: Double = 10,
                 closeTimeout: Double = 5,
@@ -89,6 +90,7 @@
         /// The settings of every connection this transport opens.
         public var options: Options
 
+        /// Creates a transport whose connections all use `options`.
         public init(options: Options = Options()) {
             self.options = options
         }

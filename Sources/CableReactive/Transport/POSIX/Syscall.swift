@@ -8,7 +8,7 @@
     /// The one place that calls into POSIX (STYLE habit 20): retries `EINTR`, reports `EAGAIN` as
     /// "would block" (`nil`), and turns any other failure into `WebSocketError(.io(errno:))`.
     /// `close` is deliberately not retried (Linux releases the descriptor even when it fails).
-    enum Syscall {
+    package enum Syscall {
         /// Runs `body` until it does not fail with `EINTR`.
         ///
         /// - Returns: the non-negative result, or `nil` for `EAGAIN`/`EWOULDBLOCK`/`EINPROGRESS`.
@@ -34,7 +34,7 @@
 
         /// Closes `fd` once, ignoring the result (retrying could close a descriptor another thread
         /// just received).
-        static func close(_ fd: Int32) {
+        package static func close(_ fd: Int32) {
             guard fd >= 0 else { return }
             _ = Glibc.close(fd)
         }

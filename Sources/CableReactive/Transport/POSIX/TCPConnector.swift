@@ -7,13 +7,13 @@
 
     /// Non-blocking TCP connect that tries every resolved address in turn, within one deadline, and
     /// can be interrupted through the connection's wake pipe.
-    enum TCPConnector {
+    package enum TCPConnector {
         /// Returns a connected, non-blocking, close-on-exec socket with `TCP_NODELAY` set.
         ///
         /// - Parameters:
         ///   - onWake: called when the wake pipe becomes readable; throws to abandon the attempt.
         /// - Throws: `.timeout` when the deadline passes, `.connectionRefused` when every address failed.
-        static func connect(
+        package static func connect(
             to addresses: [SocketAddress],
             deadline: Deadline,
             wakeFD: Int32,

@@ -27,6 +27,7 @@ public struct URLSessionTransport: WebSocketTransport {
     /// The largest message accepted (`URLSessionWebSocketTask.maximumMessageSize`). Default 1 MiB.
     public var maximumMessageSize: Int
 
+    /// Creates a transport; see ``maximumMessageSize``.
     public init(maximumMessageSize: Int = 1 << 20) {
         self.maximumMessageSize = maximumMessageSize
     }

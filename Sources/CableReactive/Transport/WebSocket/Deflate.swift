@@ -117,8 +117,4 @@
             return output.isEmpty ? [0x00] : output
         }
     }
-
-    /// The connection's deflater is confined to its I/O thread; it crosses threads only once, when the
-    /// thread starts, so sending the reference is safe.
-    extension MessageDeflater: @unchecked Sendable {}
 #endif
