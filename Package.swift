@@ -30,10 +30,22 @@ let package = Package(
         .target(name: "CableTesting", dependencies: ["CableReactive", "Signals"]),
         .testTarget(name: "SignalsTests", dependencies: ["Signals"]),
         .testTarget(name: "CableReactiveTests", dependencies: ["CableReactive", "CableTesting", "Signals"]),
+        // Runs SocketTransport against a real, independent peer (Python `websockets`, see
+        // Tests/Fixtures/wspeer); needs the venv from Scripts/install-deps and the `openssl` CLI.
+        .testTarget(
+            name: "TransportIntegrationTests",
+            dependencies: ["CableReactive"],
+            exclude: ["README.md"]
+        ),
         .executableTarget(
             name: "SignalsBenchmark",
             dependencies: ["Signals"],
             path: "Benchmarks/SignalsBenchmark"
+        ),
+        .executableTarget(
+            name: "TransportBenchmark",
+            dependencies: ["CableReactive"],
+            path: "Benchmarks/TransportBenchmark"
         ),
     ],
     swiftLanguageModes: [.v6]

@@ -1,4 +1,9 @@
-/// The platform's default transport. TEMPORARY until the transport branch lands.
+/// The platform's default transport: `SocketTransport` where OpenSSL is available (Linux), otherwise
+/// `URLSessionTransport` (Apple platforms).
 func defaultTransport() -> any WebSocketTransport {
-    fatalError("no default transport yet")
+    #if canImport(COpenSSL)
+        SocketTransport()
+    #else
+        URLSessionTransport()
+    #endif
 }

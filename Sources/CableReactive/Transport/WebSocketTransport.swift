@@ -143,4 +143,10 @@ public struct WebSocketError: Error, Hashable, Sendable, CustomStringConvertible
     }
 
     public var description: String { detail.isEmpty ? "\(kind)" : "\(kind): \(detail)" }
+
+    /// Errors are equal when their kinds are: `detail` is diagnostics, not identity, so
+    /// `error == WebSocketError(.timeout)` holds whatever the detail says.
+    public static func == (lhs: WebSocketError, rhs: WebSocketError) -> Bool { lhs.kind == rhs.kind }
+
+    public func hash(into hasher: inout Hasher) { hasher.combine(kind) }
 }

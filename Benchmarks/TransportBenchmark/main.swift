@@ -1,0 +1,195 @@
+// Inbound throughput of SocketTransport against the limit of the machine's loopback.
+//
+//     swift run -c release TransportBenchmark [payload sizes...]
+//
+// For each payload size, an in-process sender thread answers the upgrade and then streams
+// pre-encoded, unmasked text frames over loopback TCP as fast as `send` allows. The same byte stream
+// is read twice: once by SocketTransport (frames parsed, UTF-8 checked, a String delivered to the
+// handler per message) and once by a minimal blocking `recv` loop that only counts bytes, which is
+// the ceiling. The ratio is ceiling / SocketTransport (1.0 = as fast as the bare loop).
+
+#if os(Linux)
+    import CableReactive
+    import Foundation
+
+    #if canImport(FoundationNetworking)
+        import FoundationNetworking
+    #endif
+
+    /// Encodes `count` unmasked server text frames of `payload` bytes each.
+    func frames(payload: Int, count: Int) -> [UInt8] {
+        var frame: [UInt8] = [0x81]
+        if payload <= 125 {
+            frame.append(UInt8(payload))
+        } else {
+            frame += [126, UInt8(payload >> 8), UInt8(payload & 0xFF)]
+        }
+        frame += (0..<payload).map { UInt8(0x61 + $0 % 26) }
+        return Array([[UInt8]](repeating: frame, count: count).joined())
+    }
+
+    /// A loopback listener that serves one connection per `serve` call.
+    final class Sender: @unchecked Sendable {
+        // Only `serve` (one thread at a time) touches the descriptor after init.
+        let listener: Int32
+        let port: Int
+
+        init() {
+            let listener = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+            self.listener = listener
+            var address = sockaddr_in()
+            address.sin_family = sa_family_t(AF_INET)
+            address.sin_addr.s_addr = UInt32(0x7F00_0001).bigEndian
+            var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+            _ = withUnsafeMutablePointer(to: &address) { pointer in
+                pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { socketAddress in
+                    bind(listener, socketAddress, length) == 0 && listen(listener, 4) == 0
+                        && getsockname(listener, socketAddress, &length) == 0
+                }
+            }
+            port = Int(UInt16(bigEndian: address.sin_port))
+        }
+
+        /// On a new thread: accepts one client, answers its upgrade, sends `block` `repeats` times, then
+        /// reads until the client closes.
+        func serve(block: [UInt8], repeats: Int) {
+            Thread { [self] in
+                let fd = accept(listener, nil, nil)
+                defer { close(fd) }
+                var buffer = [UInt8](repeating: 0, count: 16_384)
+                var head: [UInt8] = []
+                while head.firstRange(of: [13, 10, 13, 10]) == nil {
+                    let count = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+                    guard count > 0 else { return }
+                    head += buffer[0..<count]
+                }
+                let text = String(decoding: head, as: UTF8.self)
+                let key =
+                    text.split(separator: "\r\n").first { $0.lowercased().hasPrefix("sec-websocket-key:") }
+                    .map { $0.dropFirst(18).trimmingCharacters(in: .whitespaces) } ?? ""
+                let answer = Array(
+                    ("HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+                        + "Sec-WebSocket-Accept: \(AcceptKey.compute(forKey: key))\r\n\r\n").utf8)
+                guard sendAll(fd, answer) else { return }
+                for _ in 0..<repeats {
+                    guard sendAll(fd, block) else { return }
+                }
+                while buffer.withUnsafeMutableBytes({ recv(fd, $0.baseAddress, $0.count, 0) }) > 0 {}
+            }.start()
+        }
+
+        private func sendAll(_ fd: Int32, _ bytes: [UInt8]) -> Bool {
+            var offset = 0
+            while offset < bytes.count {
+                let sent = bytes.withUnsafeBytes { buffer in
+                    send(fd, buffer.baseAddress.map { $0 + offset }, buffer.count - offset, Int32(MSG_NOSIGNAL))
+                }
+                guard sent > 0 else { return false }
+                offset += sent
+            }
+            return true
+        }
+    }
+
+    /// Seconds for SocketTransport to deliver `messages` text messages.
+    func measureTransport(sender: Sender, block: [UInt8], repeats: Int, messages: Int) -> Double {
+        sender.serve(block: block, repeats: repeats)
+        let done = DispatchSemaphore(value: 0)
+        final class Counter: @unchecked Sendable {
+            // Touched only by the connection's I/O thread (events are serial).
+            var count = 0
+            var start = DispatchTime.now()
+            var end = DispatchTime.now()
+        }
+        let counter = Counter()
+        var options = SocketTransport.Options()
+        options.maxFrameSize = 1 << 16
+        let request = URLRequest(url: URL(string: "ws://127.0.0.1:\(sender.port)/") ?? URL(fileURLWithPath: "/"))
+        let connection = SocketTransport(options: options).connect(request: request, protocols: []) { event in
+            switch event {
+            case .opened:
+                counter.start = .now()
+            case .text:
+                counter.count += 1
+                if counter.count == messages {
+                    counter.end = .now()
+                    done.signal()
+                }
+            case .closed:
+                if counter.count < messages { done.signal() }
+            }
+        }
+        done.wait()
+        connection.close(code: .normalClosure, reason: "")
+        precondition(counter.count == messages, "transport delivered \(counter.count) of \(messages)")
+        return Double(counter.end.uptimeNanoseconds - counter.start.uptimeNanoseconds) / 1e9
+    }
+
+    /// Seconds for a bare blocking `recv` loop to read the same stream (after the 101 answer).
+    func measureBaseline(sender: Sender, block: [UInt8], repeats: Int) -> Double {
+        sender.serve(block: block, repeats: repeats)
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(fd) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = UInt32(0x7F00_0001).bigEndian
+        address.sin_port = UInt16(sender.port).bigEndian
+        _ = withUnsafePointer(to: &address) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+            }
+        }
+        let request = "GET / HTTP/1.1\r\nHost: x\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n"
+        _ = Array(request.utf8).withUnsafeBytes { send(fd, $0.baseAddress, $0.count, 0) }
+        var buffer = [UInt8](repeating: 0, count: 64 * 1024)
+        let total = block.count * repeats
+        var received = 0
+        var start: DispatchTime?
+        var headSkipped = false
+        while received < total {
+            let count = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+            guard count > 0 else { break }
+            if !headSkipped, let range = buffer[0..<count].firstRange(of: [13, 10, 13, 10]) {
+                headSkipped = true
+                start = .now()
+                received += count - range.upperBound
+            } else {
+                received += count
+            }
+        }
+        let end = DispatchTime.now()
+        return Double(end.uptimeNanoseconds - (start ?? end).uptimeNanoseconds) / 1e9
+    }
+
+    let sender = Sender()
+    let volume = 256 << 20  // bytes per measurement
+    print("payload   transport frames/s   transport MB/s   recv-loop MB/s   ratio (limit/transport)")
+    // Optional arguments: payload sizes to run instead of the default three.
+    let sizes = CommandLine.arguments.dropFirst().compactMap { Int($0) }.filter { $0 > 0 && $0 <= 65_535 }
+    for payload in sizes.isEmpty ? [64, 512, 4096] : sizes {
+        let frameSize = payload + (payload <= 125 ? 2 : 4)
+        let framesPerBlock = max(1, (1 << 20) / frameSize)
+        let block = frames(payload: payload, count: framesPerBlock)
+        let repeats = volume / block.count
+        let messages = framesPerBlock * repeats
+        var best = (transport: Double.infinity, baseline: Double.infinity)
+        for _ in 0..<3 {
+            best.transport = min(
+                best.transport, measureTransport(sender: sender, block: block, repeats: repeats, messages: messages))
+            best.baseline = min(best.baseline, measureBaseline(sender: sender, block: block, repeats: repeats))
+        }
+        let bytes = Double(block.count * repeats)
+        let transportMBs = bytes / best.transport / 1e6
+        let baselineMBs = bytes / best.baseline / 1e6
+        let line = [
+            String(payload).padding(toLength: 10, withPad: " ", startingAt: 0),
+            String(format: "%18.0f", Double(messages) / best.transport),
+            String(format: "%17.0f", transportMBs),
+            String(format: "%17.0f", baselineMBs),
+            String(format: "%12.2f", best.transport / best.baseline),
+        ]
+        print(line.joined())
+    }
+#else
+    print("TransportBenchmark measures SocketTransport, which exists on Linux only.")
+#endif

@@ -1,0 +1,102 @@
+#if canImport(COpenSSL)
+    #if canImport(Glibc)
+        import Glibc
+    #elseif canImport(Musl)
+        import Musl
+    #endif
+
+    extension ConnectionWorker {
+        /// Queued outbound bytes above which no more caller messages are taken from the queue and no
+        /// more input is read, so a peer that does not read makes `send` return `false` (and cannot
+        /// grow our memory with pings) instead of growing memory.
+        private static let outboundHighWater = 1 << 20
+
+        /// The open connection: marks it open, delivers `.opened`, then pumps frames until the
+        /// session ends. Returns how it ended.
+        func runSession(
+            _ stream: SocketStream,
+            handshake: HandshakeResult,
+            leftover: ArraySlice<UInt8>
+        ) throws -> WebSocketCloseInfo {
+            let deflater = try handshake.deflate.map { parameters throws(FrameError) in
+                try MessageDeflater(parameters: parameters)
+            }
+            var session = WebSocketSession(
+                maxFrameSize: options.maxFrameSize,
+                maxMessageSize: options.maxMessageSize,
+                deflater: deflater,
+                random: options.makeRandomNumberGenerator()
+            )
+            guard connection.markOpen() else {
+                try checkAbandoned()
+                throw WebSocketError(.io(errno: 0), detail: "closed before opening")
+            }
+            deliver(.opened(protocol: handshake.subprotocol))
+
+            var output: [UInt8] = []
+            var input = leftover
+            session.receive(&input, output: &output) { deliver(.text($0)) }
+            var closeDeadline: Deadline?
+            do {
+                while session.outcome == nil {
+                    let commands = connection.takeCommands(
+                        includeMessages: stream.pendingOutput < Self.outboundHighWater)
+                    for message in commands.messages { session.send(text: message, output: &output) }
+                    if let close = commands.close, closeDeadline == nil {
+                        session.close(code: close.code, reason: close.reason, output: &output)
+                        closeDeadline = Deadline.after(seconds: options.closeTimeout)
+                    }
+                    try stream.queue(output)
+                    output.removeAll(keepingCapacity: true)
+                    try stream.flush()
+                    if let closeDeadline, closeDeadline.hasPassed {
+                        session.connectionLost(WebSocketError(.timeout, detail: "no close frame from the peer"))
+                        break
+                    }
+                    // While a peer does not read what we owe it (pongs, a close), stop reading too:
+                    // TCP flow control then stops its pings, and our outbound queue stays bounded.
+                    let readiness = try stream.wait(
+                        read: stream.pendingOutput < Self.outboundHighWater,
+                        write: stream.pendingOutput > 0,
+                        deadline: closeDeadline
+                    )
+                    if readiness.woken { connection.drainWake() }
+                    if readiness.writable { try stream.flush() }
+                    if readiness.readable {
+                        let open = try stream.readAvailable { chunk in
+                            session.receive(&chunk, output: &output) { deliver(.text($0)) }
+                        }
+                        if !open { session.connectionLost() }
+                    }
+                }
+            } catch let error as WebSocketError {
+                session.connectionLost(Self.classify(error))
+            }
+            finish(stream, output: output)
+            return session.outcome ?? .failed(WebSocketError(.abnormalClosure))
+        }
+
+        /// Best effort: sends our last frames (a close reply) and a TLS close_notify, for at most a second.
+        private func finish(_ stream: SocketStream, output: [UInt8]) {
+            let deadline = Deadline.after(seconds: min(1, options.closeTimeout))
+            do {
+                try stream.queue(output)
+                stream.tls?.shutdown()
+                stream.collectTLSOutput()
+                while try !stream.flush() && !deadline.hasPassed {
+                    _ = try stream.wait(read: false, write: true, deadline: deadline)
+                }
+            } catch {
+                // The peer is gone; nothing more to tell it.
+            }
+        }
+
+        /// A reset or broken pipe is the peer vanishing without a close frame.
+        private static func classify(_ error: WebSocketError) -> WebSocketError {
+            if case .io(let code) = error.kind, code == ECONNRESET || code == EPIPE {
+                return WebSocketError(.abnormalClosure, detail: error.detail)
+            }
+            return error
+        }
+    }
+#endif

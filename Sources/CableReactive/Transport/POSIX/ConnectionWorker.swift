@@ -1,0 +1,178 @@
+#if canImport(COpenSSL)
+    import Foundation
+
+    #if canImport(FoundationNetworking)
+        import FoundationNetworking
+    #endif
+
+    /// The I/O thread of one ``SocketTransport`` connection: resolves, connects, runs TLS and the
+    /// upgrade, then the frame loop, and delivers every event to the handler on this thread.
+    ///
+    /// Created and used only on its own thread, so none of its state needs a lock; it talks to callers
+    /// through ``SocketConnection``.
+    final class ConnectionWorker {
+        /// The caller called `close` before the connection opened.
+        struct Abandoned: Error {
+            var code: WebSocketCloseCode
+            var reason: String
+        }
+
+        let connection: SocketConnection
+        let request: URLRequest
+        let protocols: [String]
+        let options: SocketTransport.Options
+        private var handler: (@Sendable (WebSocketEvent) -> Void)?
+        private var random: any RandomNumberGenerator
+        private var stream: SocketStream?
+
+        init(
+            connection: SocketConnection,
+            request: URLRequest,
+            protocols: [String],
+            options: SocketTransport.Options,
+            handler: @escaping @Sendable (WebSocketEvent) -> Void
+        ) {
+            self.connection = connection
+            self.request = request
+            self.protocols = protocols
+            self.options = options
+            self.handler = handler
+            random = options.makeRandomNumberGenerator()
+        }
+
+        /// Runs the connection to its end, then delivers `.closed` and releases the handler.
+        func run() {
+            let outcome: WebSocketCloseInfo
+            do {
+                outcome = try establishAndRun()
+            } catch let abandoned as Abandoned {
+                outcome = .closed(code: abandoned.code, reason: abandoned.reason)
+            } catch let error as WebSocketError {
+                outcome = .failed(error)
+            } catch {
+                outcome = .failed(WebSocketError(.io(errno: 0), detail: "\(type(of: error))"))
+            }
+            stream = nil  // closes the socket and frees the TLS session
+            connection.markClosed()
+            deliver(.closed(outcome))
+            handler = nil
+        }
+
+        func deliver(_ event: WebSocketEvent) {
+            handler?(event)
+        }
+
+        private func establishAndRun() throws -> WebSocketCloseInfo {
+            guard connection.setupError == 0 else {
+                throw WebSocketError(.io(errno: connection.setupError), detail: "wake socket pair")
+            }
+            guard let url = request.url else { throw WebSocketError(.invalidURL, detail: "request has no URL") }
+            let endpoint = try WebSocketEndpoint(url: url)
+            let deadline = Deadline.after(seconds: options.connectTimeout)
+            try checkAbandoned()
+            let addresses = try AddressResolver.resolve(host: endpoint.host, port: endpoint.port)
+            try checkAbandoned()
+            if deadline.hasPassed { throw WebSocketError(.timeout, detail: "name resolution") }
+            let wakeFD = connection.wakeReadFD
+            let fd = try TCPConnector.connect(to: addresses, deadline: deadline, wakeFD: wakeFD) {
+                connection.drainWake()
+                try checkAbandoned()
+            }
+            let stream = SocketStream(fd: fd, wakeFD: wakeFD)
+            self.stream = stream
+            if endpoint.isSecure {
+                stream.tls = try TLSSession(
+                    host: endpoint.host, isIPLiteral: endpoint.isIPLiteral, caFile: options.tlsCAFilePath)
+                try handshakeTLS(stream, deadline: deadline)
+            }
+            let (result, leftover) = try upgrade(stream, endpoint: endpoint, deadline: deadline)
+            return try runSession(stream, handshake: result, leftover: leftover)
+        }
+
+        /// Throws ``Abandoned`` when the caller has asked to close.
+        func checkAbandoned() throws {
+            if let request = connection.closeRequest {
+                throw Abandoned(code: request.code, reason: request.reason)
+            }
+        }
+
+        /// Waits for the socket (or a wake-up, or the deadline) during connection setup.
+        private func waitDuringSetup(_ stream: SocketStream, read: Bool, deadline: Deadline, step: String) throws {
+            guard !deadline.hasPassed else { throw WebSocketError(.timeout, detail: step) }
+            let readiness = try stream.wait(read: read, write: stream.pendingOutput > 0, deadline: deadline)
+            if readiness.woken {
+                connection.drainWake()
+                try checkAbandoned()
+            }
+            if readiness.writable { try stream.flush() }
+        }
+
+        private func handshakeTLS(_ stream: SocketStream, deadline: Deadline) throws {
+            guard let tls = stream.tls else { return }
+            while true {
+                let done = try tls.handshake()
+                stream.collectTLSOutput()
+                try stream.flush()
+                if done { return }
+                try waitDuringSetup(stream, read: true, deadline: deadline, step: "TLS handshake")
+                guard try stream.receiveCiphertext() else {
+                    throw WebSocketError(.tls, detail: "peer closed during the TLS handshake")
+                }
+            }
+        }
+
+        private func upgrade(
+            _ stream: SocketStream,
+            endpoint: WebSocketEndpoint,
+            deadline: Deadline
+        ) throws -> (HandshakeResult, ArraySlice<UInt8>) {
+            var nonce: [UInt8] = []
+            for _ in 0..<2 {
+                let word = random.next()
+                for shift in stride(from: 0, to: 64, by: 8) { nonce.append(UInt8(truncatingIfNeeded: word >> shift)) }
+            }
+            let handshake = HandshakeRequest(
+                endpoint: endpoint,
+                protocols: protocols,
+                headers: request.allHTTPHeaderFields ?? [:],
+                offerDeflate: options.enablePerMessageDeflate,
+                nonce: nonce
+            )
+            try stream.queue(handshake.bytes)
+            try stream.flush()
+            var reader = HandshakeResponseReader()
+            var response: (head: [UInt8], rest: ArraySlice<UInt8>)?
+            var failure: WebSocketError?
+            while response == nil {
+                try waitDuringSetup(stream, read: true, deadline: deadline, step: "HTTP upgrade")
+                let open = try stream.readAvailable { chunk in
+                    guard failure == nil else { return }
+                    if let head = response {
+                        // Frames that arrived in a later read of the same batch belong after the rest.
+                        response = (head.head, ArraySlice(head.rest + chunk))
+                        chunk = chunk[chunk.endIndex...]
+                        return
+                    }
+                    do throws(WebSocketError) {
+                        response = try reader.append(chunk)
+                    } catch {
+                        failure = error
+                    }
+                    chunk = chunk[chunk.endIndex...]
+                }
+                if let failure { throw failure }
+                if response == nil && !open {
+                    throw WebSocketError(.invalidHandshake, detail: "connection closed during the upgrade")
+                }
+            }
+            guard let response else { throw WebSocketError(.invalidHandshake) }
+            let result = try HandshakeValidator.validate(
+                head: response.head,
+                expectedAccept: AcceptKey.compute(forKey: handshake.key),
+                offeredProtocols: protocols,
+                offeredDeflate: options.enablePerMessageDeflate
+            )
+            return (result, response.rest)
+        }
+    }
+#endif

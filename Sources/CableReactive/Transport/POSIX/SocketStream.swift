@@ -1,0 +1,147 @@
+#if canImport(COpenSSL)
+    #if canImport(Glibc)
+        import Glibc
+    #elseif canImport(Musl)
+        import Musl
+    #endif
+
+    /// A connected non-blocking socket, optionally with TLS, as the I/O loop sees it: plaintext in,
+    /// plaintext out, a bounded-by-caller outbound queue, and `poll` on {socket, wake pipe}.
+    ///
+    /// Owned by one connection's I/O thread; not thread-safe.
+    final class SocketStream {
+        let fd: Int32
+        private let wakeFD: Int32
+        var tls: TLSSession?
+        /// Bytes for the socket (ciphertext under TLS); `outboundStart` of them are already sent.
+        private var outbound: [UInt8] = []
+        private var outboundStart = 0
+        private var readBuffer = [UInt8](repeating: 0, count: 64 * 1024)
+        private var plainBuffer: [UInt8] = []
+
+        /// What `wait` saw.
+        struct Readiness {
+            var readable = false
+            var writable = false
+            var woken = false
+        }
+
+        init(fd: Int32, wakeFD: Int32) {
+            self.fd = fd
+            self.wakeFD = wakeFD
+        }
+
+        deinit { Syscall.close(fd) }
+
+        /// Bytes queued but not yet accepted by the kernel.
+        var pendingOutput: Int { outbound.count - outboundStart }
+
+        /// Queues plaintext, encrypting it first under TLS.
+        func queue(_ bytes: [UInt8]) throws {
+            guard !bytes.isEmpty else { return }
+            if let tls {
+                try bytes.withUnsafeBytes { buffer throws in try tls.write(buffer) }
+                tls.drainCiphertext(into: &outbound)
+            } else {
+                outbound.append(contentsOf: bytes)
+            }
+        }
+
+        /// Moves TLS output produced without a write (handshake records, alerts) to the queue.
+        func collectTLSOutput() {
+            tls?.drainCiphertext(into: &outbound)
+        }
+
+        /// Sends as much as the kernel takes. Returns `true` when the queue is empty.
+        @discardableResult
+        func flush() throws -> Bool {
+            while outboundStart < outbound.count {
+                let start = outboundStart
+                let sent = try outbound.withUnsafeBytes { buffer throws in
+                    try Syscall.send(fd, UnsafeRawBufferPointer(rebasing: buffer[start...]))
+                }
+                guard let sent, sent > 0 else { return false }
+                outboundStart += sent
+            }
+            outbound.removeAll(keepingCapacity: outbound.capacity <= 1 << 20)
+            outboundStart = 0
+            return true
+        }
+
+        /// Reads what the socket has (up to a few buffers, to stay fair to writes) and passes each
+        /// plaintext chunk to `consume`. Returns `false` once the peer has closed the stream.
+        func readAvailable(_ consume: (inout ArraySlice<UInt8>) -> Void) throws -> Bool {
+            for _ in 0..<16 {
+                let received = try readBuffer.withUnsafeMutableBytes { buffer throws in
+                    try Syscall.recv(fd, buffer)
+                }
+                guard let received else { return true }  // would block
+                guard let tls else {
+                    if received == 0 { return false }
+                    var chunk = readBuffer[0..<received]
+                    consume(&chunk)
+                    continue
+                }
+                readBuffer.withUnsafeBytes { buffer in
+                    tls.feed(UnsafeRawBufferPointer(rebasing: buffer[0..<received]))
+                }
+                if try !drainTLS(tls, consume) || received == 0 { return false }
+            }
+            return true
+        }
+
+        /// During the TLS handshake: feeds what the socket has to OpenSSL without decrypting.
+        /// Returns `false` once the peer has closed the stream.
+        func receiveCiphertext() throws -> Bool {
+            guard let tls else { return true }
+            while true {
+                let received = try readBuffer.withUnsafeMutableBytes { buffer in try Syscall.recv(fd, buffer) }
+                guard let received else { return true }
+                if received == 0 { return false }
+                readBuffer.withUnsafeBytes { buffer in
+                    tls.feed(UnsafeRawBufferPointer(rebasing: buffer[0..<received]))
+                }
+            }
+        }
+
+        /// Decrypts everything buffered in `tls`. Returns `false` when TLS reported the end.
+        private func drainTLS(_ tls: TLSSession, _ consume: (inout ArraySlice<UInt8>) -> Void) throws
+            -> Bool
+        {
+            if plainBuffer.isEmpty { plainBuffer = [UInt8](repeating: 0, count: 64 * 1024) }
+            defer { tls.drainCiphertext(into: &outbound) }
+            while true {
+                let result = try plainBuffer.withUnsafeMutableBytes { buffer throws in
+                    try tls.read(into: buffer)
+                }
+                switch result {
+                case .bytes(let count):
+                    var chunk = plainBuffer[0..<count]
+                    consume(&chunk)
+                case .wantMore: return true
+                case .closed: return false
+                }
+            }
+        }
+
+        /// Waits until the socket is readable (when `read`), writable (when `write`), the wake pipe
+        /// is readable, or `deadline` passes (`nil`: no deadline).
+        func wait(read: Bool, write: Bool, deadline: Deadline?) throws -> Readiness {
+            var events: Int16 = 0
+            if read { events |= Int16(POLLIN) }
+            if write { events |= Int16(POLLOUT) }
+            var fds = [
+                pollfd(fd: fd, events: events, revents: 0),
+                pollfd(fd: wakeFD, events: Int16(POLLIN), revents: 0),
+            ]
+            let timeout = deadline?.pollTimeout ?? -1
+            _ = try Syscall.call32("poll") { poll(&fds, nfds_t(fds.count), timeout) }
+            var readiness = Readiness()
+            let failed = fds[0].revents & Int16(POLLERR | POLLHUP | POLLNVAL) != 0
+            readiness.readable = fds[0].revents & Int16(POLLIN) != 0 || (read && failed)
+            readiness.writable = fds[0].revents & Int16(POLLOUT) != 0 || (write && failed)
+            readiness.woken = fds[1].revents != 0
+            return readiness
+        }
+    }
+#endif

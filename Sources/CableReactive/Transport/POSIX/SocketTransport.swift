@@ -1,0 +1,120 @@
+#if canImport(COpenSSL)
+    import Foundation
+
+    #if canImport(FoundationNetworking)
+        import FoundationNetworking
+    #endif
+
+    /// RFC 6455 WebSockets over POSIX sockets, with TLS from OpenSSL: the default transport on Linux.
+    ///
+    /// Each connection gets one dedicated I/O thread. That thread resolves the host (`getaddrinfo`,
+    /// never on the caller's thread), connects to each address in turn, runs the TLS handshake and the
+    /// HTTP upgrade, and then waits in `poll` on the socket and a wake-up socket pair. `send` and
+    /// `close` only queue work under a lock and wake that thread, so they are cheap and safe from any
+    /// thread, including from inside the handler.
+    ///
+    /// **Threading.** The handler runs on the connection's I/O thread, serially and in wire order.
+    /// Do not block in it: while it runs, the connection reads and writes nothing.
+    ///
+    /// **Lifetime.** The I/O thread keeps the connection (and the handler) alive until `.closed` has
+    /// been delivered; then it releases the handler and exits. You need not keep a reference to the
+    /// connection to keep receiving, only to send or close.
+    ///
+    /// ```swift
+    /// let transport = SocketTransport(options: .init(connectTimeout: 5))
+    /// let request = URLRequest(url: URL(string: "wss://example.com/cable")!)
+    /// let connection = transport.connect(request: request, protocols: ["actioncable-v1-json"]) { event in
+    ///     switch event {
+    ///     case .opened(let chosen): print("open, protocol", chosen ?? "none")
+    ///     case .text(let message): print(message)
+    ///     case .closed(let info): print("closed:", info)
+    ///     }
+    /// }
+    /// connection.send(text: #"{"command":"subscribe","identifier":"{}"}"#)  // false until opened
+    /// connection.close(code: .normalClosure, reason: "bye")
+    /// ```
+    public struct SocketTransport: WebSocketTransport {
+        /// Limits and settings for every connection the transport opens.
+        public struct Options: Sendable {
+            /// Seconds allowed for name resolution, TCP connect, TLS handshake and HTTP upgrade
+            /// together. Default 10: generous for mobile networks, short enough to retry soon.
+            /// (A `getaddrinfo` call in progress cannot be interrupted; the timeout is checked after it.)
+            public var connectTimeout: Double
+            /// Seconds to wait for the peer's close frame after we sent ours before dropping the
+            /// connection (reported as a `.timeout` failure). Default 5.
+            public var closeTimeout: Double
+            /// The largest frame payload accepted; a bigger frame closes the connection with 1009
+            /// before any of its payload is buffered. Default 1 MiB.
+            public var maxFrameSize: Int
+            /// The largest message accepted, summed over its fragments and measured after inflating;
+            /// bigger closes with 1009. Default 1 MiB: Action Cable messages are a few KiB.
+            public var maxMessageSize: Int
+            /// The most bytes of text `send` may queue before the I/O thread takes them; beyond
+            /// that `send` returns `false`. Default 8 MiB.
+            public var maxPendingSendBytes: Int
+            /// A PEM file of extra trusted CA certificates, used in addition to the system store
+            /// (for a private CA or a test server). Default `nil`.
+            public var tlsCAFilePath: String?
+            /// Offers permessage-deflate (RFC 7692) in the upgrade. Default `false`: Action Cable
+            /// messages are small and compressing them mostly costs CPU.
+            public var enablePerMessageDeflate: Bool
+            /// Makes the random source of the `Sec-WebSocket-Key` and frame masking keys, once per
+            /// connection. Default: `SystemRandomNumberGenerator`. Inject a seeded one in tests.
+            public var makeRandomNumberGenerator: @Sendable () -> any RandomNumberGenerator
+
+            /// Creates options; every parameter defaults to the value documented on its property.
+            public init(
+                connectTimeout: Double = 10,
+                closeTimeout: Double = 5,
+                maxFrameSize: Int = 1 << 20,
+                maxMessageSize: Int = 1 << 20,
+                maxPendingSendBytes: Int = 8 << 20,
+                tlsCAFilePath: String? = nil,
+                enablePerMessageDeflate: Bool = false,
+                makeRandomNumberGenerator: @escaping @Sendable () -> any RandomNumberGenerator = {
+                    SystemRandomNumberGenerator()
+                }
+            ) {
+                precondition(maxFrameSize >= 125 && maxMessageSize >= 0, "API misuse: limits too small")
+                self.connectTimeout = connectTimeout
+                self.closeTimeout = closeTimeout
+                self.maxFrameSize = maxFrameSize
+                self.maxMessageSize = maxMessageSize
+                self.maxPendingSendBytes = maxPendingSendBytes
+                self.tlsCAFilePath = tlsCAFilePath
+                self.enablePerMessageDeflate = enablePerMessageDeflate
+                self.makeRandomNumberGenerator = makeRandomNumberGenerator
+            }
+        }
+
+        /// The settings of every connection this transport opens.
+        public var options: Options
+
+        /// Creates a transport whose connections all use `options`.
+        public init(options: Options = Options()) {
+            self.options = options
+        }
+
+        /// Starts a connection on a new I/O thread and returns at once; see the type's discussion.
+        public func connect(
+            request: URLRequest,
+            protocols: [String],
+            handler: @escaping @Sendable (WebSocketEvent) -> Void
+        ) -> any WebSocketConnection {
+            let connection = SocketConnection(maxPendingBytes: options.maxPendingSendBytes)
+            let options = options
+            let thread = Thread {
+                ConnectionWorker(
+                    connection: connection,
+                    request: request,
+                    protocols: protocols,
+                    options: options,
+                    handler: handler
+                ).run()
+            }
+            thread.name = "CableReactive.SocketTransport"
+            thread.start()
+            return connection
+        }
+    }
+#endif

@@ -1,0 +1,171 @@
+#if canImport(COpenSSL)
+    import COpenSSL
+
+    /// A TLS client session over OpenSSL memory BIOs: OpenSSL never touches the socket.
+    ///
+    /// The I/O loop writes received ciphertext in with ``feed(_:)``, takes ciphertext to send with
+    /// ``drainCiphertext(into:)``, and does the socket calls itself (with `MSG_NOSIGNAL`, so a reset
+    /// peer cannot raise SIGPIPE). The peer is verified against the system trust store (plus an optional
+    /// CA file), its certificate must match the host name or IP literal, and TLS 1.2 is the minimum.
+    ///
+    /// Not thread-safe: an `SSL*` must only be used by one thread, the connection's I/O thread.
+    final class TLSSession {
+        private let context: OpaquePointer
+        private let ssl: OpaquePointer
+        private let readBIO: OpaquePointer
+        private let writeBIO: OpaquePointer
+        /// A fatal TLS error happened; OpenSSL forbids SSL_shutdown afterwards.
+        private var failed = false
+
+        /// What a read produced.
+        enum ReadResult {
+            /// `count` plaintext bytes were written to the buffer.
+            case bytes(Int)
+            /// Nothing more until more ciphertext arrives.
+            case wantMore
+            /// The peer closed the TLS session (close_notify, or EOF without one).
+            case closed
+        }
+
+        /// - Parameters:
+        ///   - host: the name or IP literal to verify the certificate against.
+        ///   - isIPLiteral: no SNI is sent for IP literals (RFC 6066 §3).
+        ///   - caFile: an extra PEM file of trusted CAs, used in addition to the system store.
+        /// - Throws: `WebSocketError(.tls)` when OpenSSL cannot be set up or the CA file cannot be read.
+        init(host: String, isIPLiteral: Bool, caFile: String?) throws(WebSocketError) {
+            ERR_clear_error()
+            guard let context = SSL_CTX_new(TLS_client_method()) else { throw Self.error("SSL_CTX_new") }
+            self.context = context
+            _ = SSL_CTX_set_options(
+                context, cossl_SSL_OP_IGNORE_UNEXPECTED_EOF() | cossl_SSL_OP_NO_COMPRESSION())
+            _ = cossl_SSL_CTX_set_min_proto_version(context, TLS1_2_VERSION)
+            SSL_CTX_set_verify(context, SSL_VERIFY_PEER, nil)
+            guard SSL_CTX_set_default_verify_paths(context) == 1 else {
+                SSL_CTX_free(context)
+                throw Self.error("default verify paths")
+            }
+            if let caFile, SSL_CTX_load_verify_locations(context, caFile, nil) != 1 {
+                SSL_CTX_free(context)
+                throw Self.error("cannot load the CA file")
+            }
+            guard let ssl = SSL_new(context), let readBIO = BIO_new(BIO_s_mem()),
+                let writeBIO = BIO_new(BIO_s_mem())
+            else {
+                SSL_CTX_free(context)
+                throw Self.error("SSL_new")
+            }
+            self.ssl = ssl
+            self.readBIO = readBIO
+            self.writeBIO = writeBIO
+            SSL_set_bio(ssl, readBIO, writeBIO)  // the SSL now owns both BIOs
+            SSL_set_connect_state(ssl)
+            // Without SSL_set1_host, SSL_VERIFY_PEER accepts any valid certificate for any host.
+            guard SSL_set1_host(ssl, host) == 1 else { throw Self.error("SSL_set1_host") }
+            if !isIPLiteral && cossl_SSL_set_tlsext_host_name(ssl, host) != 1 { throw Self.error("SNI") }
+        }
+
+        deinit {
+            SSL_free(ssl)
+            SSL_CTX_free(context)
+        }
+
+        /// Advances the handshake. Returns `true` once it is complete; `false` when it needs more
+        /// ciphertext from the peer (send what ``drainCiphertext(into:)`` yields first).
+        ///
+        /// - Throws: `WebSocketError(.tls)` with OpenSSL's reason (for example a verify failure).
+        func handshake() throws(WebSocketError) -> Bool {
+            ERR_clear_error()
+            let result = SSL_do_handshake(ssl)
+            if result == 1 { return true }
+            switch SSL_get_error(ssl, result) {
+            case SSL_ERROR_WANT_READ, SSL_ERROR_WANT_WRITE: return false
+            default:
+                failed = true
+                throw Self.error("handshake", ssl: ssl)
+            }
+        }
+
+        /// Hands received ciphertext to OpenSSL.
+        func feed(_ bytes: UnsafeRawBufferPointer) {
+            var offset = 0
+            while offset < bytes.count, let base = bytes.baseAddress {
+                let chunk = Int32(clamping: bytes.count - offset)
+                let written = BIO_write(readBIO, base + offset, chunk)
+                guard written > 0 else { return }  // a memory BIO only fails when out of memory
+                offset += Int(written)
+            }
+        }
+
+        /// Decrypts into `buffer`.
+        func read(into buffer: UnsafeMutableRawBufferPointer) throws(WebSocketError) -> ReadResult {
+            ERR_clear_error()
+            let result = SSL_read(ssl, buffer.baseAddress, Int32(clamping: buffer.count))
+            if result > 0 { return .bytes(Int(result)) }
+            switch SSL_get_error(ssl, result) {
+            case SSL_ERROR_WANT_READ, SSL_ERROR_WANT_WRITE: return .wantMore
+            case SSL_ERROR_ZERO_RETURN: return .closed
+            default:
+                failed = true
+                throw Self.error("read", ssl: ssl)
+            }
+        }
+
+        /// Encrypts all of `bytes`; the ciphertext is then available from ``drainCiphertext(into:)``.
+        /// A memory BIO takes everything, so this never waits for the socket.
+        func write(_ bytes: UnsafeRawBufferPointer) throws(WebSocketError) {
+            var offset = 0
+            while offset < bytes.count, let base = bytes.baseAddress {
+                ERR_clear_error()
+                let result = SSL_write(ssl, base + offset, Int32(clamping: bytes.count - offset))
+                guard result > 0 else {
+                    failed = true
+                    throw Self.error("write", ssl: ssl)
+                }
+                offset += Int(result)
+            }
+        }
+
+        /// Queues a close_notify alert (best effort; skipped after a fatal error).
+        func shutdown() {
+            guard !failed else { return }
+            ERR_clear_error()
+            _ = SSL_shutdown(ssl)
+        }
+
+        /// Moves pending ciphertext (handshake records, encrypted data, alerts) to `output`.
+        func drainCiphertext(into output: inout [UInt8]) {
+            let pending = Int(BIO_ctrl_pending(writeBIO))
+            guard pending > 0 else { return }
+            let start = output.count
+            output.append(contentsOf: repeatElement(0, count: pending))
+            let read = output.withUnsafeMutableBytes { buffer in
+                BIO_read(writeBIO, buffer.baseAddress.map { $0 + start }, Int32(clamping: pending))
+            }
+            output.removeLast(pending - max(0, Int(read)))
+        }
+
+        /// A `.tls` error with OpenSSL's reason: the verify result when certificate checking failed,
+        /// else the first queued error. These strings never include certificate contents.
+        private static func error(_ step: String, ssl: OpaquePointer? = nil) -> WebSocketError {
+            var detail = step
+            if let ssl {
+                let verify = SSL_get_verify_result(ssl)
+                if verify != X509_V_OK, let text = X509_verify_cert_error_string(verify) {
+                    detail += ": certificate verify failed: " + String(cString: text)
+                    ERR_clear_error()
+                    return WebSocketError(.tls, detail: detail)
+                }
+            }
+            let code = ERR_get_error()
+            if code != 0 {
+                var buffer = [CChar](repeating: 0, count: 256)
+                ERR_error_string_n(code, &buffer, buffer.count)
+                detail +=
+                    ": "
+                    + String(decoding: buffer.prefix(while: { $0 != 0 }).map { UInt8(bitPattern: $0) }, as: UTF8.self)
+            }
+            ERR_clear_error()
+            return WebSocketError(.tls, detail: detail)
+        }
+    }
+#endif

@@ -1,0 +1,39 @@
+/// A violation found while decoding frames or messages. Each maps to the close code we send back.
+///
+/// This is the closed, internal error style (STYLE habit 17b); the public `WebSocketError` carries
+/// only the resulting close code.
+package enum FrameError: Error, Equatable, Sendable {
+    /// The peer broke RFC 6455 framing rules (close code 1002).
+    case protocolError(ProtocolViolation)
+    /// A frame or message exceeded its configured limit (close code 1009).
+    case messageTooBig
+    /// A text message or close reason was not valid UTF-8 (close code 1007).
+    case invalidUTF8
+    /// A data type we do not accept: binary messages (close code 1003).
+    case unsupportedData
+
+    /// The close code (RFC 6455 §7.4.1) that answers this error.
+    package var closeCode: UInt16 {
+        switch self {
+        case .protocolError: 1002
+        case .messageTooBig: 1009
+        case .invalidUTF8: 1007
+        case .unsupportedData: 1003
+        }
+    }
+}
+
+/// The specific framing rule that a peer broke.
+package enum ProtocolViolation: Equatable, Sendable {
+    case reservedBitsSet
+    case unknownOpcode(UInt8)
+    case fragmentedControlFrame
+    case controlFrameTooLong
+    case maskedServerFrame
+    case lengthOverflow
+    case unexpectedContinuation
+    case expectedContinuation
+    case invalidClosePayload
+    case invalidCloseCode(UInt16)
+    case invalidCompressedData
+}

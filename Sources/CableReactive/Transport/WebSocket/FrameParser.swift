@@ -1,0 +1,161 @@
+/// An incremental, bounded decoder for the frames a server sends to a client (RFC 6455 §5.2).
+///
+/// Feed it bytes as they arrive with ``parse(_:)``; it returns a frame once one is complete and `nil`
+/// when it needs more input. It never buffers more than `maxFrameSize` payload bytes, and it checks
+/// every header rule before it buffers any payload:
+/// reserved bits, unknown opcodes, fragmented or oversized control frames, masked frames (a server
+/// must not mask), 64-bit lengths with the top bit set, and the size limit.
+///
+/// After an error the parser stays failed and throws the same error again.
+///
+/// ```swift
+/// var parser = FrameParser(maxFrameSize: 1 << 16)
+/// var input = ArraySlice<UInt8>([0x81, 0x02, 0x68, 0x69])
+/// let frame = try parser.parse(&input)  // Frame(opcode: .text, payload: "hi")
+/// ```
+package struct FrameParser: Sendable {
+    /// The wire position the parser is at.
+    private enum State: Sendable {
+        /// Waiting for byte 1: FIN, RSV1-3, opcode.
+        case firstByte
+        /// Waiting for byte 2: MASK and the 7-bit length.
+        case secondByte
+        /// Reading a 16-bit (width 2) or 64-bit (width 8) extended length, big-endian.
+        case extendedLength(width: Int, remaining: Int, value: UInt64)
+        /// Reading `remaining` more payload bytes. There is no masking-key state: a masked server
+        /// frame is rejected at byte 2, before any key arrives.
+        case payload(remaining: Int)
+        /// A rule was broken; the connection must close.
+        case failed(FrameError)
+    }
+
+    /// The largest payload one frame may carry.
+    package let maxFrameSize: Int
+    /// Whether RSV1 may be set on the first frame of a data message (permessage-deflate negotiated).
+    package var allowsCompression: Bool
+
+    private var state: State = .firstByte
+    private var fin = false
+    private var rsv1 = false
+    private var opcode = FrameOpcode.continuation
+    /// The payload length announced by the current frame's header.
+    private var length = 0
+    /// The payload collected so far when a frame spans several inputs.
+    private var payload: [UInt8] = []
+
+    /// - Parameters:
+    ///   - maxFrameSize: the largest payload accepted in one frame; larger frames fail with
+    ///     ``FrameError/messageTooBig`` before any payload is buffered.
+    ///   - allowsCompression: accept RSV1 on data frames (only after negotiating permessage-deflate).
+    package init(maxFrameSize: Int, allowsCompression: Bool = false) {
+        precondition(maxFrameSize >= 125, "API misuse: maxFrameSize must allow a control frame (125 bytes)")
+        self.maxFrameSize = maxFrameSize
+        self.allowsCompression = allowsCompression
+    }
+
+    /// Consumes bytes from the front of `input` and returns the next complete frame, or `nil` when
+    /// `input` ran out first. Bytes after a complete frame stay in `input`.
+    ///
+    /// - Throws: ``FrameError`` when the peer broke a rule; every later call throws it again.
+    package mutating func parse(_ input: inout ArraySlice<UInt8>) throws(FrameError) -> Frame? {
+        while true {
+            switch state {
+            case .failed(let error):
+                throw error
+            case .firstByte:
+                guard let byte = input.popFirst() else { return nil }
+                try guarded { parser throws(FrameError) in try parser.acceptFirstByte(byte) }
+                state = .secondByte
+            case .secondByte:
+                guard let byte = input.popFirst() else { return nil }
+                try guarded { parser throws(FrameError) in try parser.acceptSecondByte(byte) }
+            case .extendedLength(let width, var remaining, var value):
+                while remaining > 0, let byte = input.popFirst() {
+                    value = value << 8 | UInt64(byte)
+                    remaining -= 1
+                }
+                guard remaining == 0 else {
+                    state = .extendedLength(width: width, remaining: remaining, value: value)
+                    return nil
+                }
+                try guarded { parser throws(FrameError) in try parser.acceptExtendedLength(value, width: width) }
+            case .payload(let remaining):
+                if remaining == length && input.count >= remaining {
+                    // Fast path: the whole payload is in this input; hand out a slice, no copy.
+                    let end = input.startIndex + remaining
+                    let frame = Frame(fin: fin, rsv1: rsv1, opcode: opcode, payload: input[input.startIndex..<end])
+                    input = input[end...]
+                    state = .firstByte
+                    return frame
+                }
+                if payload.isEmpty { payload.reserveCapacity(length) }
+                let take = min(remaining, input.count)
+                if take > 0 {
+                    let end = input.startIndex + take
+                    payload.append(contentsOf: input[input.startIndex..<end])
+                    input = input[end...]
+                }
+                guard take == remaining else {
+                    state = .payload(remaining: remaining - take)
+                    return nil
+                }
+                state = .firstByte
+                let frame = Frame(fin: fin, rsv1: rsv1, opcode: opcode, payload: payload[...])
+                payload = []
+                return frame
+            }
+        }
+    }
+
+    /// Runs `step`, and on failure records the error so the parser stays failed.
+    private mutating func guarded(_ step: (inout FrameParser) throws(FrameError) -> Void) throws(FrameError) {
+        do {
+            try step(&self)
+        } catch {
+            state = .failed(error)
+            throw error
+        }
+    }
+
+    private mutating func acceptFirstByte(_ byte: UInt8) throws(FrameError) {
+        guard let opcode = FrameOpcode(rawValue: byte & 0x0F) else {
+            throw .protocolError(.unknownOpcode(byte & 0x0F))
+        }
+        let fin = byte & 0x80 != 0
+        let rsv1 = byte & 0x40 != 0
+        if byte & 0x30 != 0 { throw .protocolError(.reservedBitsSet) }
+        if opcode.isControl && !fin { throw .protocolError(.fragmentedControlFrame) }
+        if rsv1 {
+            // RFC 7692 §6: RSV1 marks the first frame of a compressed data message, nothing else.
+            let isFirstDataFrame = opcode == .text || opcode == .binary
+            guard allowsCompression && isFirstDataFrame else { throw .protocolError(.reservedBitsSet) }
+        }
+        self.fin = fin
+        self.rsv1 = rsv1
+        self.opcode = opcode
+    }
+
+    private mutating func acceptSecondByte(_ byte: UInt8) throws(FrameError) {
+        if byte & 0x80 != 0 { throw .protocolError(.maskedServerFrame) }
+        let length = byte & 0x7F
+        if opcode.isControl && length > 125 { throw .protocolError(.controlFrameTooLong) }
+        switch length {
+        case 126: state = .extendedLength(width: 2, remaining: 2, value: 0)
+        case 127: state = .extendedLength(width: 8, remaining: 8, value: 0)
+        default: try beginPayload(Int(length))
+        }
+    }
+
+    private mutating func acceptExtendedLength(_ value: UInt64, width: Int) throws(FrameError) {
+        // RFC 6455 §5.2: the most significant bit of a 64-bit length must be 0.
+        if width == 8 && value & (1 << 63) != 0 { throw .protocolError(.lengthOverflow) }
+        guard let length = Int(exactly: value) else { throw .protocolError(.lengthOverflow) }
+        try beginPayload(length)
+    }
+
+    private mutating func beginPayload(_ length: Int) throws(FrameError) {
+        guard length <= maxFrameSize else { throw .messageTooBig }
+        self.length = length
+        state = .payload(remaining: length)
+    }
+}

@@ -1,0 +1,56 @@
+import Foundation
+
+/// The HTTP/1.1 upgrade request a client sends (RFC 6455 §4.1).
+package struct HandshakeRequest: Sendable {
+    /// The base64 `Sec-WebSocket-Key`.
+    package let key: String
+    /// The request head, ready to write.
+    package let bytes: [UInt8]
+
+    /// Header names the transport sets itself; a caller's values for them are ignored.
+    private static let reserved: Set<String> = [
+        "host", "upgrade", "connection", "sec-websocket-key", "sec-websocket-version",
+        "sec-websocket-protocol", "sec-websocket-extensions", "content-length", "transfer-encoding",
+    ]
+
+    /// - Parameters:
+    ///   - endpoint: the target.
+    ///   - protocols: subprotocols to offer in order of preference (empty: no header).
+    ///   - headers: the caller's extra headers (for example `Origin`, `Cookie`, `Authorization`).
+    ///     Reserved names are ignored, and so are headers whose name or value would break the request
+    ///     (control characters, a colon in the name).
+    ///   - offerDeflate: whether to offer permessage-deflate.
+    ///   - nonce: the 16 random bytes of the key.
+    package init(
+        endpoint: WebSocketEndpoint,
+        protocols: [String],
+        headers: [String: String],
+        offerDeflate: Bool,
+        nonce: [UInt8]
+    ) {
+        key = Data(nonce).base64EncodedString()
+        var head = "GET \(endpoint.target) HTTP/1.1\r\n"
+        head += "Host: \(endpoint.hostHeader)\r\n"
+        head += "Upgrade: websocket\r\nConnection: Upgrade\r\n"
+        head += "Sec-WebSocket-Key: \(key)\r\nSec-WebSocket-Version: 13\r\n"
+        let offered = protocols.filter(Self.isToken)
+        if !offered.isEmpty { head += "Sec-WebSocket-Protocol: \(offered.joined(separator: ", "))\r\n" }
+        if offerDeflate { head += "Sec-WebSocket-Extensions: \(DeflateParameters.offer)\r\n" }
+        for (name, value) in headers.sorted(by: { $0.key < $1.key }) {
+            guard Self.isToken(name), !Self.reserved.contains(name.lowercased()),
+                value.unicodeScalars.allSatisfy({ $0 == "\t" || ($0.value >= 0x20 && $0.value != 0x7F) })
+            else { continue }
+            head += "\(name): \(value)\r\n"
+        }
+        head += "\r\n"
+        bytes = Array(head.utf8)
+    }
+
+    /// RFC 7230 `token`: visible ASCII without separators.
+    static func isToken(_ text: String) -> Bool {
+        !text.isEmpty
+            && text.utf8.allSatisfy { byte in
+                byte > 0x20 && byte < 0x7F && !"\"(),/:;<=>?@[\\]{}".utf8.contains(byte)
+            }
+    }
+}

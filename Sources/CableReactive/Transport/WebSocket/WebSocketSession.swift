@@ -1,0 +1,138 @@
+#if canImport(CZlib)
+    /// The RFC 6455 state of one open connection, without any I/O: bytes in, events and bytes out.
+    ///
+    /// It decodes frames, reassembles and validates messages, answers pings, runs the close handshake
+    /// and fails the connection with the right close code when the peer breaks the protocol. The
+    /// socket layer feeds it received bytes and writes whatever it appends to `output`.
+    /// Once ``outcome`` is set the session is over: it ignores further input and sends nothing more.
+    package struct WebSocketSession {
+        private enum Phase {
+            case open
+            /// We sent a close frame with this payload and wait for the peer's.
+            case closeSent(ClosePayload)
+        }
+
+        /// How the connection ended, once it has; the socket layer then flushes `output` and closes.
+        package private(set) var outcome: WebSocketCloseInfo?
+
+        private var phase = Phase.open
+        private var parser: FrameParser
+        private var assembler: MessageAssembler
+        private let deflater: MessageDeflater?
+        private var random: any RandomNumberGenerator
+
+        /// - Parameters:
+        ///   - maxFrameSize: the largest frame payload accepted (larger: close 1009).
+        ///   - maxMessageSize: the largest message, after inflating (larger: close 1009).
+        ///   - deflater: the permessage-deflate codec, when the handshake negotiated it.
+        ///   - random: the source of masking keys.
+        package init(
+            maxFrameSize: Int,
+            maxMessageSize: Int,
+            deflater: MessageDeflater? = nil,
+            random: any RandomNumberGenerator
+        ) {
+            parser = FrameParser(maxFrameSize: maxFrameSize, allowsCompression: deflater != nil)
+            assembler = MessageAssembler(maxMessageSize: maxMessageSize)
+            self.deflater = deflater
+            self.random = random
+        }
+
+        /// Whether messages may be sent: open, and no close frame sent or received.
+        package var isOpen: Bool {
+            if outcome != nil { return false }
+            if case .open = phase { return true }
+            return false
+        }
+
+        /// Consumes `input`, appending any frames to send (pongs, close) to `output` and passing each
+        /// complete text message to `onText`, in order.
+        package mutating func receive(
+            _ input: inout ArraySlice<UInt8>,
+            output: inout [UInt8],
+            onText: (String) -> Void
+        ) {
+            while outcome == nil {
+                do throws(FrameError) {
+                    guard let frame = try parser.parse(&input) else { return }
+                    guard let message = try assembler.push(frame) else { continue }
+                    switch message {
+                    case .text(let payload, let compressed):
+                        guard case .open = phase else { continue }  // we are closing: drop data
+                        onText(try decodeText(payload, compressed: compressed))
+                    case .ping(let payload):
+                        guard case .open = phase else { continue }
+                        encode(.pong, Array(payload), into: &output)
+                    case .pong:
+                        continue
+                    case .close(let peer):
+                        closeReceived(peer, output: &output)
+                    }
+                } catch {
+                    fail(error, output: &output)
+                }
+            }
+        }
+
+        /// Appends a text message to `output` (compressed when negotiated). Does nothing unless open.
+        package mutating func send(text utf8: [UInt8], output: inout [UInt8]) {
+            guard isOpen else { return }
+            if let deflater {
+                encode(.text, deflater.deflate(utf8), rsv1: true, into: &output)
+            } else {
+                encode(.text, utf8, into: &output)
+            }
+        }
+
+        /// Starts the close handshake: appends a close frame with `code` and `reason` (cut to 123
+        /// bytes) to `output`. Does nothing unless open. Codes that may not be sent (1005, 1006, 1015
+        /// and unassigned ones) are replaced by 1000.
+        package mutating func close(code: WebSocketCloseCode, reason: String, output: inout [UInt8]) {
+            guard isOpen else { return }
+            let wireCode = ClosePayload.isSendable(code.rawValue) ? code.rawValue : 1000
+            let payload = ClosePayload(code: wireCode, reason: reason)
+            encode(.close, payload.encoded, into: &output)
+            phase = .closeSent(payload)
+        }
+
+        /// The transport ended (EOF, reset, or the close timeout passed) before the handshake finished.
+        package mutating func connectionLost(_ error: WebSocketError = WebSocketError(.abnormalClosure)) {
+            guard outcome == nil else { return }
+            outcome = .failed(error)
+        }
+
+        private mutating func decodeText(_ payload: ArraySlice<UInt8>, compressed: Bool) throws(FrameError) -> String {
+            guard compressed else { return try UTF8Validation.decode(payload) }
+            guard let deflater else { throw .protocolError(.reservedBitsSet) }
+            return try UTF8Validation.decode(try deflater.inflate(Array(payload), limit: assembler.maxMessageSize))
+        }
+
+        private mutating func closeReceived(_ peer: ClosePayload, output: inout [UInt8]) {
+            switch phase {
+            case .open:
+                // Echo the peer's code (RFC 6455 §5.5.1); an empty close is answered with an empty one.
+                encode(.close, ClosePayload(code: peer.code, reason: "").encoded, into: &output)
+                let code = WebSocketCloseCode(rawValue: peer.code ?? WebSocketCloseCode.noStatusReceived.rawValue)
+                outcome = .closed(code: code, reason: peer.reason)
+            case .closeSent(let ours):
+                let code = WebSocketCloseCode(rawValue: ours.code ?? WebSocketCloseCode.noStatusReceived.rawValue)
+                outcome = .closed(code: code, reason: ours.reason)
+            }
+        }
+
+        private mutating func fail(_ error: FrameError, output: inout [UInt8]) {
+            if case .open = phase {
+                encode(.close, ClosePayload(code: error.closeCode, reason: "").encoded, into: &output)
+            }
+            let code = WebSocketCloseCode(rawValue: error.closeCode)
+            outcome = .failed(WebSocketError(.protocolViolation(closeCode: code), detail: "\(error)"))
+        }
+
+        private mutating func encode(
+            _ opcode: FrameOpcode, _ payload: [UInt8], rsv1: Bool = false, into output: inout [UInt8]
+        ) {
+            let key = UInt32(truncatingIfNeeded: random.next())
+            FrameEncoder.encode(opcode: opcode, payload: payload, rsv1: rsv1, maskingKey: key, into: &output)
+        }
+    }
+#endif

@@ -1,0 +1,71 @@
+import CableReactive
+import CableTesting
+import Dispatch
+import Foundation
+import Signals
+
+/// A client wired to a fake transport, a manual scheduler and a callback queue the test can flush.
+final class ClientHarness: Sendable {
+    let fake = FakeTransport()
+    let scheduler = ManualScheduler()
+    let callbacks = DispatchQueue(label: "test.callbacks")
+    let client: ActionCableClient
+
+    static let url = URL(string: "ws://cable.test:3000/cable")!
+
+    init(
+        options: CableOptions = CableOptions(),
+        gate: AnySignal<Bool> = .just(true),
+        seed: UInt64 = 1,
+        onRequest: (@Sendable (inout URLRequest) async throws -> Void)? = nil,
+        onUnauthorized: (@Sendable () async throws -> Bool)? = nil
+    ) throws {
+        client = try ActionCableClient(
+            url: Self.url, options: options, canConnect: gate, transport: fake, scheduler: scheduler,
+            random: SeededRandom(seed: seed), callbackQueue: callbacks, onRequest: onRequest,
+            onUnauthorized: onUnauthorized)
+    }
+
+    /// The client's state once every queued publication has run.
+    var state: CableState {
+        callbacks.sync {}
+        return client.state.value
+    }
+
+    func state(of subscription: ChannelSubscription) -> SubscriptionState {
+        callbacks.sync {}
+        return subscription.state.value
+    }
+
+    /// The newest connection, opened and welcomed.
+    @discardableResult
+    func welcome() -> FakeTransport.Connection? {
+        guard let connection = fake.last else { return nil }
+        connection.open()
+        connection.receive(#"{"type":"welcome"}"#)
+        return connection
+    }
+
+    /// Connects and welcomes the first connection.
+    @discardableResult
+    func connected() -> FakeTransport.Connection? {
+        client.connect()
+        return welcome()
+    }
+
+    static func confirm(_ identifier: String) -> String {
+        #"{"identifier":\#(quoted(identifier)),"type":"confirm_subscription"}"#
+    }
+
+    static func reject(_ identifier: String) -> String {
+        #"{"identifier":\#(quoted(identifier)),"type":"reject_subscription"}"#
+    }
+
+    static func message(_ identifier: String, _ payload: String) -> String {
+        #"{"identifier":\#(quoted(identifier)),"message":\#(payload)}"#
+    }
+
+    static func quoted(_ text: String) -> String {
+        "\"" + text.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"") + "\""
+    }
+}

@@ -1,0 +1,72 @@
+import CableReactive
+import CableTesting
+import Dispatch
+import Foundation
+import Signals
+import Testing
+
+@Suite("Logging", .serialized)
+struct LogRedactionTests {
+    @Test("no log line contains secrets from the URL, headers, cookies, params, payloads, reasons or errors")
+    func noSecretsInLogs() async throws {
+        let sentinels = (0..<12).map { "S3CR3T\($0)X" }
+        let lines = Locked<[String]>([])
+        let previous = CableLog.logger
+        CableLog.logger = CableLogger(minimumLevel: .debug) { level, line in
+            lines.withLock { $0.append("\(level) \(line)") }
+        }
+        defer { CableLog.logger = previous }
+
+        let url = try #require(
+            URL(string: "wss://user\(sentinels[0]):pw\(sentinels[1])@cable.test:8443/cable/\(sentinels[2])?token=\(sentinels[3])"))
+        struct Boom: Error { let text: String }
+        let fake = FakeTransport()
+        let scheduler = ManualScheduler()
+        let queue = DispatchQueue(label: "redaction")
+        let attempts = Locked(0)
+        let client = try ActionCableClient(
+            url: url, transport: fake, scheduler: scheduler, callbackQueue: queue,
+            onRequest: { request in
+                request.setValue("Bearer \(sentinels[4])", forHTTPHeaderField: "Authorization")
+                request.setValue("token=\(sentinels[5])", forHTTPHeaderField: "Cookie")
+                let n = attempts.withLock { n -> Int in
+                    n += 1
+                    return n
+                }
+                if n == 2 { throw Boom(text: sentinels[6]) }
+            },
+            onUnauthorized: { throw Boom(text: sentinels[7]) })
+        let room = try client.subscribe(["channel": "ChatChannel", "secret": .string(sentinels[8])])
+        client.connect()
+        _ = await fake.connectCount.first { $0 >= 1 }
+        let connection = try #require(fake.last)
+        connection.open()
+        connection.receive(#"{"type":"welcome"}"#)
+        connection.receive(#"{"identifier":\#(ClientHarness.quoted(room.identifier)),"type":"confirm_subscription"}"#)
+        for n in 0..<300 {
+            connection.receive(#"{"identifier":\#(ClientHarness.quoted(room.identifier)),"message":{"p":"\#(sentinels[9])\#(n)"}}"#)
+        }
+        connection.receive(#"{"identifier":"{\"channel\":\"\#(sentinels[10])\"}","message":1}"#)
+        connection.receive("not json \(sentinels[10])")
+        connection.receive(#"{"type":"disconnect","reason":"\#(sentinels[11])","reconnect":true}"#)
+        scheduler.run()
+        queue.sync {}
+        client.close()
+        queue.sync {}
+
+        let logged = lines.withLock { $0 }
+        #expect(logged.count > 5)
+        for line in logged {
+            for sentinel in sentinels { #expect(!line.contains(sentinel), "\(line)") }
+            #expect(!line.contains("/cable"), "\(line)")
+        }
+        #expect(logged.contains { $0.contains("host=cable.test:8443") })
+        #expect(logged.contains { $0.hasPrefix("WARN buffer_overflow") })
+        #expect(logged.contains { $0.contains("reason=other") })
+    }
+
+    @Test("the default logger is silent")
+    func silentByDefault() {
+        #expect(CableLogger.none.minimumLevel == .error)
+    }
+}

@@ -1,0 +1,38 @@
+#if os(Linux)
+    import CableReactive
+    import Foundation
+
+    #if canImport(FoundationNetworking)
+        import FoundationNetworking
+    #endif
+
+    /// Opens a connection to `url` and returns it with its recorder.
+    func connect(
+        _ url: String,
+        protocols: [String] = [],
+        headers: [String: String] = [:],
+        options: SocketTransport.Options = SocketTransport.Options()
+    ) -> (any WebSocketConnection, EventRecorder) {
+        var request = URLRequest(url: URL(string: url) ?? URL(fileURLWithPath: "/"))
+        for (name, value) in headers { request.setValue(value, forHTTPHeaderField: name) }
+        let recorder = EventRecorder()
+        let connection = SocketTransport(options: options).connect(
+            request: request, protocols: protocols, handler: recorder.handler)
+        return (connection, recorder)
+    }
+
+    /// Options that trust the suite's test CA.
+    func tlsOptions() throws -> SocketTransport.Options {
+        var options = SocketTransport.Options()
+        options.tlsCAFilePath = try Certificates.shared.get().caFile
+        return options
+    }
+
+    /// The kind of a failed close, or nil.
+    extension WebSocketCloseInfo {
+        var failureKind: WebSocketError.Kind? {
+            if case .failed(let error) = self { return error.kind }
+            return nil
+        }
+    }
+#endif
