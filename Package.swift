@@ -33,6 +33,11 @@ let package = Package(
             dependencies: ["Signals"],
             path: "Benchmarks/SignalsBenchmark"
         ),
+        .executableTarget(
+            name: "JSONBenchmark",
+            dependencies: ["CableReactive"],
+            path: "Benchmarks/JSONBenchmark"
+        ),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -1,6 +1,6 @@
 /// The Action Cable JSON wire format (`actioncable-v1-json`): decodes server frames and encodes client
 /// commands. Pure functions, no state; safe from any thread.
-enum CableProtocol {
+package enum CableProtocol {
     // MARK: Server → client
 
     /// Classifies one text frame from the server.
@@ -16,13 +16,13 @@ enum CableProtocol {
     /// 5. Any other object → `.unknown`. Unknown keys (`sid`, `stream_id`, `epoch`, `offset`) are ignored.
     ///
     /// - Returns: `nil` when the text is not valid JSON or not a JSON object.
-    static func decode(_ text: String) -> ServerFrame? {
+    package static func decode(_ text: String) -> ServerFrame? {
         var text = text
         return text.withUTF8 { decode(buffer: $0, validatesUTF8: false) }
     }
 
     /// Decodes a frame given as UTF-8 bytes, validating the UTF-8; same rules as ``decode(_:)``.
-    static func decode(utf8 bytes: UnsafeBufferPointer<UInt8>) -> ServerFrame? {
+    package static func decode(utf8 bytes: UnsafeBufferPointer<UInt8>) -> ServerFrame? {
         decode(buffer: bytes, validatesUTF8: true)
     }
 
@@ -93,12 +93,12 @@ enum CableProtocol {
     ///
     ///     CableProtocol.subscribe(identifier: #"{"channel":"ChatChannel"}"#)
     ///     // {"command":"subscribe","identifier":"{\"channel\":\"ChatChannel\"}"}
-    static func subscribe(identifier: String) -> String {
+    package static func subscribe(identifier: String) -> String {
         command("subscribe", identifier: identifier)
     }
 
     /// `{"command":"unsubscribe","identifier":"…"}`.
-    static func unsubscribe(identifier: String) -> String {
+    package static func unsubscribe(identifier: String) -> String {
         command("unsubscribe", identifier: identifier)
     }
 
@@ -112,7 +112,7 @@ enum CableProtocol {
     ///
     /// - Throws: ``CableError/dataNotObject(file:line:)`` when `data` is not an object;
     ///   ``CableError/unencodableData(file:line:)`` when it holds NaN or infinity.
-    static func perform(identifier: String, action: String, data: JSONValue) throws(CableError) -> String {
+    package static func perform(identifier: String, action: String, data: JSONValue) throws(CableError) -> String {
         guard case .object(var members) = data else { throw .dataNotObject() }
         members["action"] = .string(action)
         let dataText: String
@@ -138,7 +138,7 @@ enum CableProtocol {
     ///
     /// - Throws: ``CableError/missingChannel(file:line:)`` unless `params` is an object with a string
     ///   `"channel"`; ``CableError/unencodableData(file:line:)`` when it holds NaN or infinity.
-    static func identifier(for params: JSONValue) throws(CableError) -> String {
+    package static func identifier(for params: JSONValue) throws(CableError) -> String {
         guard params["channel"]?.stringValue != nil else { throw .missingChannel() }
         do {
             return try params.jsonText()

@@ -1,5 +1,5 @@
 /// One server → client Action Cable frame, as ``CableProtocol/decode(_:)`` classifies it.
-enum ServerFrame: Equatable, Sendable {
+package enum ServerFrame: Equatable, Sendable {
     /// `{"type":"welcome"}`: the connection is usable; (re)subscribe now. Extra keys (`sid`, …) are ignored.
     case welcome
     /// `{"type":"ping","message":<ts>}`: liveness only; the timestamp is ignored.
