@@ -47,6 +47,11 @@ let package = Package(
             dependencies: ["CableReactive"],
             path: "Benchmarks/TransportBenchmark"
         ),
+        .executableTarget(
+            name: "JSONBenchmark",
+            dependencies: ["CableReactive"],
+            path: "Benchmarks/JSONBenchmark"
+        ),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -1,0 +1,95 @@
+/// An error reported by the Action Cable client.
+///
+/// Compare errors with the static factories; equality and hashing look only at *what* went wrong,
+/// not at `file`/`line`, which record where the error was created for diagnostics.
+///
+///     let error: CableError = .missingChannel()
+///     print(error == .missingChannel(), error == .dataNotObject())
+///     // Prints: true false
+///     print(error)
+///     // Prints: missing channel: identifier params need a string "channel"
+///
+/// New kinds of error are added as new factories, so adding one never breaks existing code.
+public struct CableError: Error, Hashable, Sendable, CustomStringConvertible {
+    /// What went wrong. Internal so that new codes can be added freely; add a factory and a description
+    /// for each new case.
+    enum Code: Hashable, Sendable {
+        case invalidURL(String)
+        case invalidOption(String)
+        case missingChannel
+        case unencodableData
+        case dataNotObject
+        case duplicateSubscription(identifier: String)
+    }
+
+    let code: Code
+    /// The file that created the error (`#fileID`), for diagnostics only.
+    public let file: String
+    /// The line that created the error, for diagnostics only.
+    public let line: UInt
+
+    init(_ code: Code, file: String = #fileID, line: UInt = #line) {
+        self.code = code
+        self.file = file
+        self.line = line
+    }
+
+    public static func == (lhs: CableError, rhs: CableError) -> Bool {
+        lhs.code == rhs.code
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(code)
+    }
+
+    /// The cable URL is not a usable `ws`/`wss` (or `http`/`https`) URL.
+    public static func invalidURL(_ url: String, file: String = #fileID, line: UInt = #line) -> CableError {
+        CableError(.invalidURL(url), file: file, line: line)
+    }
+
+    /// A configuration option has an unusable value; `detail` names it.
+    public static func invalidOption(_ detail: String, file: String = #fileID, line: UInt = #line) -> CableError {
+        CableError(.invalidOption(detail), file: file, line: line)
+    }
+
+    /// Channel params are not an object with a string `"channel"` member.
+    public static func missingChannel(file: String = #fileID, line: UInt = #line) -> CableError {
+        CableError(.missingChannel, file: file, line: line)
+    }
+
+    /// Params or data contain a number JSON cannot express (NaN or infinity).
+    public static func unencodableData(file: String = #fileID, line: UInt = #line) -> CableError {
+        CableError(.unencodableData, file: file, line: line)
+    }
+
+    /// Data passed to `perform` is not a JSON object.
+    public static func dataNotObject(file: String = #fileID, line: UInt = #line) -> CableError {
+        CableError(.dataNotObject, file: file, line: line)
+    }
+
+    /// A subscription with this identifier already exists on the client.
+    public static func duplicateSubscription(
+        identifier: String,
+        file: String = #fileID,
+        line: UInt = #line
+    ) -> CableError {
+        CableError(.duplicateSubscription(identifier: identifier), file: file, line: line)
+    }
+
+    public var description: String {
+        switch code {
+        case .invalidURL(let url):
+            "invalid URL: \(url)"
+        case .invalidOption(let detail):
+            "invalid option: \(detail)"
+        case .missingChannel:
+            "missing channel: identifier params need a string \"channel\""
+        case .unencodableData:
+            "unencodable data: JSON cannot express NaN or infinite numbers"
+        case .dataNotObject:
+            "data is not an object: perform needs a JSON object"
+        case .duplicateSubscription(let identifier):
+            "duplicate subscription: \(identifier)"
+        }
+    }
+}

@@ -1,0 +1,159 @@
+/// The Action Cable JSON wire format (`actioncable-v1-json`): decodes server frames and encodes client
+/// commands. Pure functions, no state; safe from any thread.
+package enum CableProtocol {
+    // MARK: Server → client
+
+    /// Classifies one text frame from the server.
+    ///
+    /// Only the top level is inspected, so a data frame whose payload says `"type":"ping"` is still a
+    /// `.message`. Rules, in order:
+    /// 1. `type` `"confirm_subscription"` / `"reject_subscription"` → `.confirm` / `.reject`; the
+    ///    `identifier` must be a string, else `nil`.
+    /// 2. A string `identifier` and a `message` member (any JSON, also `null`, `false`, `0`, `""`) →
+    ///    `.message`, whatever `type` says (AnyCable may tag data frames with a broadcast type).
+    /// 3. `type` `"welcome"`, `"ping"`, `"disconnect"` → those cases (`disconnect`: see ``ServerFrame``).
+    /// 4. An `identifier` that is present but not a string → `nil`.
+    /// 5. Any other object → `.unknown`. Unknown keys (`sid`, `stream_id`, `epoch`, `offset`) are ignored.
+    ///
+    /// - Returns: `nil` when the text is not valid JSON or not a JSON object.
+    package static func decode(_ text: String) -> ServerFrame? {
+        var text = text
+        return text.withUTF8 { decode(buffer: $0, validatesUTF8: false) }
+    }
+
+    /// Decodes a frame given as UTF-8 bytes, validating the UTF-8; same rules as ``decode(_:)``.
+    package static func decode(utf8 bytes: UnsafeBufferPointer<UInt8>) -> ServerFrame? {
+        decode(buffer: bytes, validatesUTF8: true)
+    }
+
+    private static func decode(buffer: UnsafeBufferPointer<UInt8>, validatesUTF8: Bool) -> ServerFrame? {
+        var parser = JSONParser(bytes: buffer, validatesUTF8: validatesUTF8)
+        var fields = FrameFields()
+        do {
+            let isObject = try parser.parseTopLevelObject { key, parser throws(JSONParseError) in
+                switch key {
+                case "type": fields.type = try parser.parseValue()
+                case "identifier": fields.identifier = try parser.parseValue()
+                case "message": fields.message = try parser.parseValue()
+                case "reason": fields.reason = try parser.parseValue()
+                case "reconnect": fields.reconnect = try parser.parseValue()
+                default: _ = try parser.parseValue()
+                }
+            }
+            guard isObject else { return nil }
+        } catch {
+            return nil
+        }
+        return fields.frame
+    }
+
+    /// The top-level members a frame's meaning depends on.
+    private struct FrameFields {
+        var type: JSONValue?
+        var identifier: JSONValue?
+        var message: JSONValue?
+        var reason: JSONValue?
+        var reconnect: JSONValue?
+
+        var frame: ServerFrame? {
+            let typeName = type?.stringValue
+            switch typeName {
+            case "confirm_subscription":
+                guard let identifier = identifier?.stringValue else { return nil }
+                return .confirm(identifier: identifier)
+            case "reject_subscription":
+                guard let identifier = identifier?.stringValue else { return nil }
+                return .reject(identifier: identifier)
+            default:
+                break
+            }
+            if let identifier = identifier?.stringValue, let message {
+                return .message(identifier: identifier, message: message)
+            }
+            switch typeName {
+            case "welcome":
+                return .welcome
+            case "ping":
+                return .ping
+            case "disconnect":
+                return .disconnect(reason: reason?.stringValue, reconnect: reconnect?.boolValue)
+            default:
+                break
+            }
+            if let identifier, identifier.stringValue == nil {
+                return nil
+            }
+            return .unknown
+        }
+    }
+
+    // MARK: Client → server
+
+    /// `{"command":"subscribe","identifier":"<identifier as a JSON string>"}`.
+    ///
+    ///     CableProtocol.subscribe(identifier: #"{"channel":"ChatChannel"}"#)
+    ///     // {"command":"subscribe","identifier":"{\"channel\":\"ChatChannel\"}"}
+    package static func subscribe(identifier: String) -> String {
+        command("subscribe", identifier: identifier)
+    }
+
+    /// `{"command":"unsubscribe","identifier":"…"}`.
+    package static func unsubscribe(identifier: String) -> String {
+        command("unsubscribe", identifier: identifier)
+    }
+
+    /// `{"command":"message","identifier":"…","data":"<JSON text of data plus action>"}`.
+    ///
+    /// `data` gets an `"action"` member set to `action` (replacing any it had) and is written as
+    /// canonical JSON text (sorted keys) inside a JSON string, as Rails requires.
+    ///
+    ///     try CableProtocol.perform(identifier: id, action: "speak", data: ["body": "hi"])
+    ///     // {"command":"message","identifier":"…","data":"{\"action\":\"speak\",\"body\":\"hi\"}"}
+    ///
+    /// - Throws: ``CableError/dataNotObject(file:line:)`` when `data` is not an object;
+    ///   ``CableError/unencodableData(file:line:)`` when it holds NaN or infinity.
+    package static func perform(identifier: String, action: String, data: JSONValue) throws(CableError) -> String {
+        guard case .object(var members) = data else { throw .dataNotObject() }
+        members["action"] = .string(action)
+        let dataText: String
+        do {
+            dataText = try JSONValue.object(members).jsonText()
+        } catch {
+            throw .unencodableData()
+        }
+        var writer = JSONWriter()
+        writer.writeRaw(#"{"command":"message","identifier":"#)
+        writer.writeString(identifier)
+        writer.writeRaw(#","data":"#)
+        writer.writeString(dataText)
+        writer.writeRaw("}")
+        return writer.text
+    }
+
+    /// The identifier string for channel `params`: their canonical JSON text (compact, keys sorted), so
+    /// equal params always give byte-identical identifiers, whatever order they were built in.
+    ///
+    ///     try CableProtocol.identifier(for: ["room": "1", "channel": "ChatChannel"])
+    ///     // {"channel":"ChatChannel","room":"1"}
+    ///
+    /// - Throws: ``CableError/missingChannel(file:line:)`` unless `params` is an object with a string
+    ///   `"channel"`; ``CableError/unencodableData(file:line:)`` when it holds NaN or infinity.
+    package static func identifier(for params: JSONValue) throws(CableError) -> String {
+        guard params["channel"]?.stringValue != nil else { throw .missingChannel() }
+        do {
+            return try params.jsonText()
+        } catch {
+            throw .unencodableData()
+        }
+    }
+
+    private static func command(_ name: StaticString, identifier: String) -> String {
+        var writer = JSONWriter()
+        writer.writeRaw(#"{"command":""#)
+        writer.writeRaw(name)
+        writer.writeRaw(#"","identifier":"#)
+        writer.writeString(identifier)
+        writer.writeRaw("}")
+        return writer.text
+    }
+}
