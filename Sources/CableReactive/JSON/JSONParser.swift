@@ -58,6 +58,9 @@ struct JSONParser {
     private var depth = 0
     /// Reused for strings that contain escapes.
     private var scratch: [UInt8] = []
+    /// Members of the objects being parsed, innermost last; each object takes its own off the top,
+    /// so its dictionary is allocated once at the right size instead of growing.
+    private var members: [(key: String, value: JSONValue)] = []
 
     /// - Parameters:
     ///   - bytes: the whole input.
@@ -135,17 +138,24 @@ struct JSONParser {
         try enterContainer()
         index += 1
         skipWhitespace()
-        var object: [String: JSONValue] = [:]
         if peek() == UInt8(ascii: "}") {
             index += 1
             depth -= 1
-            return .object(object)
+            return .object([:])
         }
+        if members.capacity == 0 { members.reserveCapacity(8) }
+        let base = members.count
         while true {
             let key = try parseKey()
-            object[key] = try parseValue()
+            let value = try parseValue()
+            members.append((key, value))
             if try endOfMember(closing: UInt8(ascii: "}")) { break }
         }
+        var object = [String: JSONValue](minimumCapacity: members.count - base)
+        for member in members[base...] {
+            object[member.key] = member.value  // a repeated key keeps the last value
+        }
+        members.removeLast(members.count - base)
         depth -= 1
         return .object(object)
     }
@@ -248,23 +258,25 @@ struct JSONParser {
     /// Slow path: the string from `start` contains a backslash at `index`.
     private mutating func parseEscapedString(from start: Int) throws(JSONParseError) -> String {
         scratch.removeAll(keepingCapacity: true)
-        scratch.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[start..<index]))
+        // Unescaping never lengthens text, so the rest of the input bounds the size; capped so a huge
+        // frame does not reserve a huge buffer up front.
+        scratch.reserveCapacity(min(bytes.count - start, 4096))
+        var runStart = start
         while index < bytes.count {
             let byte = bytes[index]
-            switch byte {
-            case UInt8(ascii: "\""):
-                index += 1
-                return String(decoding: scratch, as: UTF8.self)
-            case UInt8(ascii: "\\"):
+            if byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") || byte < 0x20 {
+                // Copy the run of plain bytes before this one in one go.
+                scratch.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[runStart..<index]))
+                if byte == UInt8(ascii: "\"") {
+                    index += 1
+                    return String(decoding: scratch, as: UTF8.self)
+                }
+                guard byte == UInt8(ascii: "\\") else { throw fail(.controlCharacterInString) }
                 try parseEscape()
-            case 0..<0x20:
-                throw fail(.controlCharacterInString)
-            case 0x80...0xFF where validatesUTF8:
-                let sequenceStart = index
+                runStart = index
+            } else if byte >= 0x80 && validatesUTF8 {
                 try skipUTF8Sequence()
-                scratch.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[sequenceStart..<index]))
-            default:
-                scratch.append(byte)
+            } else {
                 index += 1
             }
         }
