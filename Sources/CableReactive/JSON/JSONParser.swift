@@ -11,8 +11,9 @@ extension JSONValue {
     /// Any JSON value may be at the top level. Rejected: trailing commas, comments, single quotes,
     /// leading zeros, `NaN`/`Infinity`, raw control characters in strings, unpaired `\u` surrogates,
     /// nesting deeper than ``maximumNestingDepth``, numbers that overflow `Double`, and anything but
-    /// whitespace after the value. An integer literal that fits in `Int` becomes `.int`; every other
-    /// number becomes `.double`. Duplicate object keys keep the last value.
+    /// whitespace after the value. An integer literal (no fraction, no exponent) that fits in `Int`
+    /// becomes `.int` (`-0` becomes `.int(0)`); every other number becomes `.double`, rounded to nearest.
+    /// Duplicate object keys keep the last value.
     ///
     ///     let value = try JSONValue(parsing: #"{"seq":1,"ok":true,"ratio":0.5}"#)
     ///     print(value["seq"] == .int(1), value["ratio"]?.doubleValue ?? 0)
@@ -438,7 +439,6 @@ struct JSONParser {
 
         // Significant decimal digits, accumulated while they fit; `overflowed` once they do not.
         var significand: UInt64 = 0
-        var significantDigits = 0
         var overflowed = false
         var fractionDigits = 0
 
@@ -450,7 +450,7 @@ struct JSONParser {
             }
         } else if JSONParser.isDigit(firstDigit) {
             while let byte = peek(), JSONParser.isDigit(byte) {
-                accumulate(byte, &significand, &significantDigits, &overflowed)
+                accumulate(byte, &significand, &overflowed)
                 index += 1
             }
         } else {
@@ -464,7 +464,7 @@ struct JSONParser {
             guard let byte = peek() else { throw fail(.unexpectedEndOfInput) }
             guard JSONParser.isDigit(byte) else { throw JSONParseError(kind: .invalidNumber, offset: start) }
             while let byte = peek(), JSONParser.isDigit(byte) {
-                accumulate(byte, &significand, &significantDigits, &overflowed)
+                accumulate(byte, &significand, &overflowed)
                 if fractionDigits < 1_000_000 { fractionDigits += 1 }
                 index += 1
             }
@@ -513,12 +513,7 @@ struct JSONParser {
         return .double(value)
     }
 
-    private func accumulate(
-        _ digitByte: UInt8,
-        _ significand: inout UInt64,
-        _ significantDigits: inout Int,
-        _ overflowed: inout Bool
-    ) {
+    private func accumulate(_ digitByte: UInt8, _ significand: inout UInt64, _ overflowed: inout Bool) {
         let digit = UInt64(digitByte - UInt8(ascii: "0"))
         if significand == 0 && digit == 0 { return }  // leading zeros carry no precision
         guard !overflowed else { return }
@@ -528,7 +523,6 @@ struct JSONParser {
             overflowed = true
         } else {
             significand = sum
-            significantDigits += 1
         }
     }
 
