@@ -59,9 +59,6 @@ struct JSONParser {
     private var depth = 0
     /// Reused for strings that contain escapes.
     private var scratch: [UInt8] = []
-    /// Members of the objects being parsed, innermost last; each object takes its own off the top,
-    /// so its dictionary is allocated once at the right size instead of growing.
-    private var members: [(key: String, value: JSONValue)] = []
 
     /// - Parameters:
     ///   - bytes: the whole input.
@@ -144,19 +141,14 @@ struct JSONParser {
             depth -= 1
             return .object([:])
         }
-        if members.capacity == 0 { members.reserveCapacity(8) }
-        let base = members.count
+        // Sized for a typical frame object up front (grows as usual beyond that), so small objects
+        // allocate once instead of resizing on the second and fourth member.
+        var object = [String: JSONValue](minimumCapacity: 4)
         while true {
             let key = try parseKey()
-            let value = try parseValue()
-            members.append((key, value))
+            object[key] = try parseValue()  // a repeated key keeps the last value
             if try endOfMember(closing: UInt8(ascii: "}")) { break }
         }
-        var object = [String: JSONValue](minimumCapacity: members.count - base)
-        for member in members[base...] {
-            object[member.key] = member.value  // a repeated key keeps the last value
-        }
-        members.removeLast(members.count - base)
         depth -= 1
         return .object(object)
     }
