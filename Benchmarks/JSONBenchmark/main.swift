@@ -1,7 +1,7 @@
 // Time per Action Cable data frame through the JSON parser and the frame decoder, with Foundation's
 // JSONSerialization and JSONDecoder measured in the same run as baselines.
 //
-//     swift run -c release JSONBenchmark [iterations]
+//     swift run -c release JSONBenchmark [iterations] [case-name filter]
 //
 // Each case runs 5 times; the best run counts.
 import CableReactive
@@ -11,6 +11,7 @@ import Foundation
 let iterations = CommandLine.arguments.dropFirst().first.flatMap(Int.init) ?? 200_000
 let frame =
     #"{"identifier":"{\"channel\":\"BenchChannel\",\"sub\":3}","message":{"seq":123,"sub":"3","pad":"xxxxxxxxxxxxxxxx"}}"#
+let filter = CommandLine.arguments.dropFirst(2).first
 let frameData = Data(frame.utf8)
 
 /// Keeps results observable so the optimizer cannot drop the loops.
@@ -32,9 +33,10 @@ func nanosecondsPerIteration(_ body: () -> Void) -> Double {
     return best
 }
 
-func report(_ name: String, _ nanoseconds: Double) {
+func report(_ name: String, _ nanoseconds: @autoclosure () -> Double) {
+    if let filter, !name.contains(filter) { return }
     let padded = name.padding(toLength: 44, withPad: " ", startingAt: 0)
-    print("\(padded) \(String(format: "%8.1f", nanoseconds)) ns/frame")
+    print("\(padded) \(String(format: "%8.1f", nanoseconds())) ns/frame")
 }
 
 report(

@@ -11,8 +11,9 @@ extension JSONValue {
     /// Any JSON value may be at the top level. Rejected: trailing commas, comments, single quotes,
     /// leading zeros, `NaN`/`Infinity`, raw control characters in strings, unpaired `\u` surrogates,
     /// nesting deeper than ``maximumNestingDepth``, numbers that overflow `Double`, and anything but
-    /// whitespace after the value. An integer literal that fits in `Int` becomes `.int`; every other
-    /// number becomes `.double`. Duplicate object keys keep the last value.
+    /// whitespace after the value. An integer literal (no fraction, no exponent) that fits in `Int`
+    /// becomes `.int` (`-0` becomes `.int(0)`); every other number becomes `.double`, rounded to nearest.
+    /// Duplicate object keys keep the last value.
     ///
     ///     let value = try JSONValue(parsing: #"{"seq":1,"ok":true,"ratio":0.5}"#)
     ///     print(value["seq"] == .int(1), value["ratio"]?.doubleValue ?? 0)
@@ -135,15 +136,17 @@ struct JSONParser {
         try enterContainer()
         index += 1
         skipWhitespace()
-        var object: [String: JSONValue] = [:]
         if peek() == UInt8(ascii: "}") {
             index += 1
             depth -= 1
-            return .object(object)
+            return .object([:])
         }
+        // Sized for a typical frame object up front (grows as usual beyond that), so small objects
+        // allocate once instead of resizing on the second and fourth member.
+        var object = [String: JSONValue](minimumCapacity: 4)
         while true {
             let key = try parseKey()
-            object[key] = try parseValue()
+            object[key] = try parseValue()  // a repeated key keeps the last value
             if try endOfMember(closing: UInt8(ascii: "}")) { break }
         }
         depth -= 1
@@ -248,23 +251,25 @@ struct JSONParser {
     /// Slow path: the string from `start` contains a backslash at `index`.
     private mutating func parseEscapedString(from start: Int) throws(JSONParseError) -> String {
         scratch.removeAll(keepingCapacity: true)
-        scratch.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[start..<index]))
+        // Unescaping never lengthens text, so the rest of the input bounds the size; capped so a huge
+        // frame does not reserve a huge buffer up front.
+        scratch.reserveCapacity(min(bytes.count - start, 4096))
+        var runStart = start
         while index < bytes.count {
             let byte = bytes[index]
-            switch byte {
-            case UInt8(ascii: "\""):
-                index += 1
-                return String(decoding: scratch, as: UTF8.self)
-            case UInt8(ascii: "\\"):
+            if byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") || byte < 0x20 {
+                // Copy the run of plain bytes before this one in one go.
+                scratch.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[runStart..<index]))
+                if byte == UInt8(ascii: "\"") {
+                    index += 1
+                    return String(decoding: scratch, as: UTF8.self)
+                }
+                guard byte == UInt8(ascii: "\\") else { throw fail(.controlCharacterInString) }
                 try parseEscape()
-            case 0..<0x20:
-                throw fail(.controlCharacterInString)
-            case 0x80...0xFF where validatesUTF8:
-                let sequenceStart = index
+                runStart = index
+            } else if byte >= 0x80 && validatesUTF8 {
                 try skipUTF8Sequence()
-                scratch.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[sequenceStart..<index]))
-            default:
-                scratch.append(byte)
+            } else {
                 index += 1
             }
         }
@@ -426,7 +431,6 @@ struct JSONParser {
 
         // Significant decimal digits, accumulated while they fit; `overflowed` once they do not.
         var significand: UInt64 = 0
-        var significantDigits = 0
         var overflowed = false
         var fractionDigits = 0
 
@@ -438,7 +442,7 @@ struct JSONParser {
             }
         } else if JSONParser.isDigit(firstDigit) {
             while let byte = peek(), JSONParser.isDigit(byte) {
-                accumulate(byte, &significand, &significantDigits, &overflowed)
+                accumulate(byte, &significand, &overflowed)
                 index += 1
             }
         } else {
@@ -452,7 +456,7 @@ struct JSONParser {
             guard let byte = peek() else { throw fail(.unexpectedEndOfInput) }
             guard JSONParser.isDigit(byte) else { throw JSONParseError(kind: .invalidNumber, offset: start) }
             while let byte = peek(), JSONParser.isDigit(byte) {
-                accumulate(byte, &significand, &significantDigits, &overflowed)
+                accumulate(byte, &significand, &overflowed)
                 if fractionDigits < 1_000_000 { fractionDigits += 1 }
                 index += 1
             }
@@ -501,12 +505,7 @@ struct JSONParser {
         return .double(value)
     }
 
-    private func accumulate(
-        _ digitByte: UInt8,
-        _ significand: inout UInt64,
-        _ significantDigits: inout Int,
-        _ overflowed: inout Bool
-    ) {
+    private func accumulate(_ digitByte: UInt8, _ significand: inout UInt64, _ overflowed: inout Bool) {
         let digit = UInt64(digitByte - UInt8(ascii: "0"))
         if significand == 0 && digit == 0 { return }  // leading zeros carry no precision
         guard !overflowed else { return }
@@ -516,7 +515,6 @@ struct JSONParser {
             overflowed = true
         } else {
             significand = sum
-            significantDigits += 1
         }
     }
 
