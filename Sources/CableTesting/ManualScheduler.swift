@@ -72,11 +72,18 @@ public final class ManualScheduler: CableScheduler, Sendable {
         state.withLock { $0.now = max($0.now, deadline) }
     }
 
-    /// Runs all pending work, moving time to each deadline, until nothing is pending.
-    public func run() {
-        while let deadline = state.withLock({ $0.items.map(\.deadline).min() }) {
-            advance(to: deadline)
+    /// Runs pending work, moving time to each deadline, until nothing is pending or `limit` pieces of work
+    /// have run. A connected client always has a timer pending, so prefer ``advance(by:)`` for clients.
+    ///
+    /// - Returns: how many pieces of work ran.
+    @discardableResult
+    public func run(limit: Int = 1000) -> Int {
+        var ran = 0
+        while ran < limit, let item = popDue(before: .infinity) {
+            item.work()
+            ran += 1
         }
+        return ran
     }
 
     private func popDue(before deadline: TimeInterval) -> Item? {

@@ -36,8 +36,9 @@ struct CableProtocolDecodingTests {
         ),
         (#"{"type":"disconnect","reason":null,"reconnect":true}"#, .disconnect(reason: nil, reconnect: true)),
         (#"{"type":"disconnect"}"#, .disconnect(reason: nil, reconnect: nil)),
-        (#"{"type":"disconnect","reason":"x","reconnect":"true"}"#, .disconnect(reason: "x", reconnect: nil)),
-        (#"{"type":"disconnect","reason":5,"reconnect":1}"#, .disconnect(reason: nil, reconnect: nil)),
+        (#"{"type":"disconnect","reason":"x","reconnect":"true"}"#, .unknown),
+        (#"{"type":"disconnect","reason":5,"reconnect":true}"#, .unknown),
+        (#"{"type":"disconnect","reason":"x","reconnect":null}"#, .disconnect(reason: "x", reconnect: nil)),
         // data frames
         (#"{"identifier":"\#(chat)","message":{"body":"hi"}}"#, .message(identifier: chatID, message: ["body": "hi"])),
         (#"{"message":[1,2],"identifier":"\#(chat)"}"#, .message(identifier: chatID, message: [1, 2])),
@@ -245,7 +246,7 @@ struct CableErrorTests {
 
     @Test("describes each code")
     func descriptions() {
-        #expect(CableError.invalidURL("ftp://x").description == "invalid URL: ftp://x")
+        #expect(CableError.invalidURL().description == "invalid URL: use ws or wss with a host")
         #expect(CableError.invalidOption("timeout").description == "invalid option: timeout")
         #expect(CableError.missingChannel().description.hasPrefix("missing channel"))
         #expect(CableError.unencodableData().description.hasPrefix("unencodable data"))

@@ -88,7 +88,7 @@ public final class ActionCableClient: Sendable {
     static func validate(_ url: URL) throws(CableError) {
         guard let scheme = url.scheme?.lowercased(), scheme == "ws" || scheme == "wss",
             let host = url.host, !host.isEmpty
-        else { throw CableError.invalidURL }
+        else { throw CableError.invalidURL() }
     }
 
     /// Starts connecting (once `canConnect` is true). From ``CableState/stopped(reason:)`` it starts over
@@ -124,7 +124,7 @@ public final class ActionCableClient: Sendable {
         } catch let error as CableError {
             throw error
         } catch {
-            throw CableError(code: .unencodableData)
+            throw CableError.unencodableData()
         }
         guard let (serial, box) = try engine.subscribe(identifier: identifier) else {
             let box = SubscriptionBox(
@@ -143,7 +143,7 @@ public final class ActionCableClient: Sendable {
         do {
             value = try JSONValue(encoding: params)
         } catch {
-            throw CableError(code: .unencodableData)
+            throw CableError.unencodableData()
         }
         return try subscribe(value)
     }

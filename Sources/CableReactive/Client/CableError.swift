@@ -13,8 +13,10 @@
 public struct CableError: Error, Hashable, Sendable, CustomStringConvertible {
     /// What went wrong. Internal so that new codes can be added freely; add a factory and a description
     /// for each new case.
-    enum Code: Hashable, Sendable {
-        case invalidURL(String)
+    /// What went wrong; switch on it to handle a case.
+    public enum Code: Hashable, Sendable {
+        /// The URL is not `ws` or `wss` with a host. The URL itself is not kept: it may hold a token.
+        case invalidURL
         case invalidOption(String)
         case missingChannel
         case unencodableData
@@ -22,7 +24,8 @@ public struct CableError: Error, Hashable, Sendable, CustomStringConvertible {
         case duplicateSubscription(identifier: String)
     }
 
-    let code: Code
+    /// What went wrong.
+    public let code: Code
     /// The file that created the error (`#fileID`), for diagnostics only.
     public let file: String
     /// The line that created the error, for diagnostics only.
@@ -43,8 +46,8 @@ public struct CableError: Error, Hashable, Sendable, CustomStringConvertible {
     }
 
     /// The cable URL is not a usable `ws`/`wss` (or `http`/`https`) URL.
-    public static func invalidURL(_ url: String, file: String = #fileID, line: UInt = #line) -> CableError {
-        CableError(.invalidURL(url), file: file, line: line)
+    public static func invalidURL(file: String = #fileID, line: UInt = #line) -> CableError {
+        CableError(.invalidURL, file: file, line: line)
     }
 
     /// A configuration option has an unusable value; `detail` names it.
@@ -78,8 +81,8 @@ public struct CableError: Error, Hashable, Sendable, CustomStringConvertible {
 
     public var description: String {
         switch code {
-        case .invalidURL(let url):
-            "invalid URL: \(url)"
+        case .invalidURL:
+            "invalid URL: use ws or wss with a host"
         case .invalidOption(let detail):
             "invalid option: \(detail)"
         case .missingChannel:

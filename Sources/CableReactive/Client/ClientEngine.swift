@@ -301,7 +301,7 @@ final class ClientEngine: Sendable {
         let result = core.withLock { core -> Result<(Int, SubscriptionBox)?, CableError> in
             if core.closed { return .success(nil) }
             guard let (serial, actions) = core.registry.add(identifier, random: &core.random) else {
-                return .failure(.duplicateSubscription)
+                return .failure(.duplicateSubscription(identifier: identifier))
             }
             let box = SubscriptionBox(
                 serial: serial, identifier: identifier, capacity: options.messageBufferSize, host: host,

@@ -76,6 +76,10 @@ package enum CableProtocol {
             case "ping":
                 return .ping
             case "disconnect":
+                // A reason that is neither a string nor null, or a reconnect flag that is not a Bool, is a frame
+                // we do not understand: ignoring it is safer than guessing whether to stop.
+                if let reason, reason.stringValue == nil, !reason.isNull { return .unknown }
+                if let reconnect, reconnect.boolValue == nil, !reconnect.isNull { return .unknown }
                 return .disconnect(reason: reason?.stringValue, reconnect: reconnect?.boolValue)
             default:
                 break

@@ -5,6 +5,10 @@ import Foundation
 import Signals
 import Testing
 
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
 @Suite("ActionCableClient: construction and handshake")
 struct ClientHandshakeTests {
     @Test(
@@ -12,7 +16,7 @@ struct ClientHandshakeTests {
         arguments: ["http://example.com/cable", "ws:///cable", "ftp://x/y", "cable"])
     func rejectsBadURLs(text: String) throws {
         let url = try #require(URL(string: text))
-        #expect(throws: CableError.invalidURL) {
+        #expect(throws: CableError.invalidURL()) {
             _ = try ActionCableClient(url: url, transport: FakeTransport(), scheduler: ManualScheduler())
         }
     }
@@ -120,7 +124,10 @@ struct ClientSubscriptionTests {
         let room = try h.client.subscribe(["room": "lobby", "channel": "ChatChannel"])
         #expect(room.identifier == #"{"channel":"ChatChannel","room":"lobby"}"#)
         let connection = try #require(h.connected())
-        #expect(connection.sent == [#"{"command":"subscribe","identifier":"{\"channel\":\"ChatChannel\",\"room\":\"lobby\"}"}"#])
+        #expect(
+            connection.sent == [
+                #"{"command":"subscribe","identifier":"{\"channel\":\"ChatChannel\",\"room\":\"lobby\"}"}"#
+            ])
         #expect(h.state(of: room) == .pending)
         connection.receive(ClientHarness.confirm(room.identifier))
         #expect(h.state(of: room) == .subscribed(confirmations: 1))
@@ -154,7 +161,7 @@ struct ClientSubscriptionTests {
         first.receive(ClientHarness.confirm(room.identifier))
         #expect(room.perform("speak", ["n": 1]))
         first.fail()
-        h.scheduler.run()
+        h.scheduler.advance(by: 1.25)
         let second = try #require(h.welcome())
         #expect(second.sent.allSatisfy { !$0.contains("\"message\"") })
         second.receive(ClientHarness.confirm(room.identifier))
@@ -221,7 +228,9 @@ struct ClientSubscriptionTests {
     func duplicates() throws {
         let h = try ClientHarness()
         let first = try h.client.subscribe(params)
-        #expect(throws: CableError.duplicateSubscription) { _ = try h.client.subscribe(params) }
+        #expect(throws: CableError.duplicateSubscription(identifier: #"{"channel":"ChatChannel","room":"lobby"}"#)) {
+            _ = try h.client.subscribe(params)
+        }
         first.unsubscribe()
         _ = try h.client.subscribe(params)
     }
@@ -242,12 +251,14 @@ struct ClientSubscriptionTests {
         var iterator = room.messages.makeAsyncIterator()
         room.unsubscribe()
         room.unsubscribe()
-        #expect(connection.sent.last == #"{"command":"unsubscribe","identifier":"{\"channel\":\"ChatChannel\",\"room\":\"lobby\"}"}"#)
+        #expect(
+            connection.sent.last
+                == #"{"command":"unsubscribe","identifier":"{\"channel\":\"ChatChannel\",\"room\":\"lobby\"}"}"#)
         #expect(connection.sent.filter { $0.contains("unsubscribe") }.count == 1)
         #expect(h.state(of: room) == .unsubscribed)
         #expect(await iterator.next() == nil)
         connection.fail()
-        h.scheduler.run()
+        h.scheduler.advance(by: 1.25)
         let next = try #require(h.welcome())
         #expect(next.sent.isEmpty)
     }
@@ -313,7 +324,8 @@ struct ClientSubscriptionTests {
         let connection = try #require(h.connected())
         connection.receive(ClientHarness.confirm(room.identifier))
         for garbage in [
-            "", "{", "[]", "null", #"{"type":5}"#, #"{"identifier":5,"message":1}"#, #"{"type":"confirm_subscription"}"#,
+            "", "{", "[]", "null", #"{"type":5}"#, #"{"identifier":5,"message":1}"#,
+            #"{"type":"confirm_subscription"}"#,
             #"{"type":"disconnect","reconnect":"true","reason":7}"#, "1e400", #"{"type":"welcome""#,
             String(repeating: "[", count: 100_000),
         ] {
@@ -340,7 +352,7 @@ struct ClientHookTests {
         _ = await h.fake.connectCount.first { $0 >= 1 }
         #expect(h.fake.last?.request.value(forHTTPHeaderField: "X-Ticket") == "ticket-1")
         h.fake.last?.fail()
-        h.scheduler.run()
+        h.scheduler.advance(by: 1.25)
         _ = await h.fake.connectCount.first { $0 >= 2 }
         #expect(h.fake.last?.request.value(forHTTPHeaderField: "X-Ticket") == "ticket-2")
         #expect(calls.withLock { $0 } == 2)

@@ -4,6 +4,10 @@ import Dispatch
 import Foundation
 import Signals
 
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
 /// A client wired to a fake transport, a manual scheduler and a callback queue the test can flush.
 final class ClientHarness: Sendable {
     let fake = FakeTransport()

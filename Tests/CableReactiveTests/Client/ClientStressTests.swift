@@ -41,7 +41,9 @@ struct ClientStressTests {
                 case 0: h.client.connect()
                 case 1: if Int.random(in: 0..<4, using: &random) == 0 { h.client.disconnect() }
                 case 2:
-                    if let sub = try? h.client.subscribe(["channel": "C", "n": .int(Int.random(in: 0..<8, using: &random))]) {
+                    if let sub = try? h.client.subscribe([
+                        "channel": "C", "n": .int(Int.random(in: 0..<8, using: &random)),
+                    ]) {
                         mine.append(sub)
                     }
                 case 3: mine.popLast()?.unsubscribe()

@@ -5,6 +5,10 @@ import Foundation
 import Signals
 import Testing
 
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
 @Suite("Logging", .serialized)
 struct LogRedactionTests {
     @Test("no log line contains secrets from the URL, headers, cookies, params, payloads, reasons or errors")
@@ -18,7 +22,10 @@ struct LogRedactionTests {
         defer { CableLog.logger = previous }
 
         let url = try #require(
-            URL(string: "wss://user\(sentinels[0]):pw\(sentinels[1])@cable.test:8443/cable/\(sentinels[2])?token=\(sentinels[3])"))
+            URL(
+                string:
+                    "wss://user\(sentinels[0]):pw\(sentinels[1])@cable.test:8443/cable/\(sentinels[2])?token=\(sentinels[3])"
+            ))
         struct Boom: Error { let text: String }
         let fake = FakeTransport()
         let scheduler = ManualScheduler()
@@ -44,12 +51,13 @@ struct LogRedactionTests {
         connection.receive(#"{"type":"welcome"}"#)
         connection.receive(#"{"identifier":\#(ClientHarness.quoted(room.identifier)),"type":"confirm_subscription"}"#)
         for n in 0..<300 {
-            connection.receive(#"{"identifier":\#(ClientHarness.quoted(room.identifier)),"message":{"p":"\#(sentinels[9])\#(n)"}}"#)
+            connection.receive(
+                #"{"identifier":\#(ClientHarness.quoted(room.identifier)),"message":{"p":"\#(sentinels[9])\#(n)"}}"#)
         }
         connection.receive(#"{"identifier":"{\"channel\":\"\#(sentinels[10])\"}","message":1}"#)
         connection.receive("not json \(sentinels[10])")
         connection.receive(#"{"type":"disconnect","reason":"\#(sentinels[11])","reconnect":true}"#)
-        scheduler.run()
+        scheduler.advance(by: 1.25)
         queue.sync {}
         client.close()
         queue.sync {}

@@ -5,7 +5,7 @@ import Testing
 @testable import CableReactive
 
 @Suite("ConnectionMachine: handshake and gate")
-struct HandshakeTests {
+struct ConnectionHandshakeTests {
     @Test("connect with no gate value stays disconnected and logs gate_waiting once")
     func waitsForGate() {
         var h = MachineHarness()
@@ -121,7 +121,7 @@ struct HandshakeTests {
 }
 
 @Suite("ConnectionMachine: backoff")
-struct BackoffTests {
+struct ConnectionBackoffTests {
     @Test("consecutive failures back off 1, 2, 4, 8, 16, 30, 30 s, each ±25%")
     func exponentialWithCap() {
         var h = MachineHarness()
