@@ -118,14 +118,7 @@ public final class ActionCableClient: Sendable {
     ///
     /// - Throws: ``CableError`` `missingChannel`, `unencodableData` or `duplicateSubscription`.
     public func subscribe(_ params: JSONValue) throws(CableError) -> ChannelSubscription {
-        let identifier: String
-        do {
-            identifier = try CableProtocol.identifier(for: params)
-        } catch let error as CableError {
-            throw error
-        } catch {
-            throw CableError.unencodableData()
-        }
+        let identifier = try CableProtocol.identifier(for: params)
         guard let (serial, box) = try engine.subscribe(identifier: identifier) else {
             let box = SubscriptionBox(
                 serial: 0, identifier: identifier, capacity: 1, host: engine.host,
