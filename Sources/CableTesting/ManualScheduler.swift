@@ -29,6 +29,7 @@ public final class ManualScheduler: CableScheduler, Sendable {
         var items: [Item] = []
         var nextID: UInt64 = 0
         var history: [TimeInterval] = []
+        var callbacks: [@Sendable () -> Void] = []
     }
 
     private let state = Locked(State())
@@ -58,6 +59,23 @@ public final class ManualScheduler: CableScheduler, Sendable {
         return Token(scheduler: self, id: id)
     }
 
+    /// Queues `work` until the next ``flush()`` (or ``advance(by:)``), which runs it on the calling thread.
+    public func perform(_ work: @escaping @Sendable () -> Void) {
+        state.withLock { $0.callbacks.append(work) }
+    }
+
+    /// Runs the queued ``perform(_:)`` work, in order, on the calling thread, including work it queues.
+    public func flush() {
+        while let work = state.withLock({ state -> (@Sendable () -> Void)? in
+            state.callbacks.isEmpty ? nil : state.callbacks.removeFirst()
+        }) {
+            work()
+        }
+    }
+
+    /// How many ``perform(_:)`` callbacks wait for ``flush()``.
+    public var pendingCallbacks: Int { state.withLock { $0.callbacks.count } }
+
     /// Moves time forward by `interval`, running every piece of work that falls due, in deadline order.
     public func advance(by interval: TimeInterval) {
         let target = state.withLock { $0.now + max(interval, 0) }
@@ -66,8 +84,10 @@ public final class ManualScheduler: CableScheduler, Sendable {
 
     /// Moves time to `deadline` (never backwards), running the work that falls due on the way.
     public func advance(to deadline: TimeInterval) {
+        flush()
         while let item = popDue(before: deadline) {
             item.work()
+            flush()
         }
         state.withLock { $0.now = max($0.now, deadline) }
     }
@@ -79,8 +99,10 @@ public final class ManualScheduler: CableScheduler, Sendable {
     @discardableResult
     public func run(limit: Int = 1000) -> Int {
         var ran = 0
+        flush()
         while ran < limit, let item = popDue(before: .infinity) {
             item.work()
+            flush()
             ran += 1
         }
         return ran

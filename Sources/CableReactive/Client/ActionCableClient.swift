@@ -51,7 +51,8 @@ public final class ActionCableClient: Sendable {
     ///   - transport: the WebSocket implementation; the platform default if omitted.
     ///   - scheduler: the clock and timers; inject a manual one in tests.
     ///   - random: the source of jitter.
-    ///   - callbackQueue: where state changes are published; a private serial queue if omitted.
+    ///   - callbackQueue: a serial queue where state changes are published and message observers run;
+    ///     if omitted, the scheduler's ``CableScheduler/perform(_:)`` (a serial queue per `DispatchScheduler`).
     ///   - onRequest: edits the upgrade request before every attempt (Origin, tokens, cookies). Throwing
     ///     fails the attempt, which is retried with backoff.
     ///   - onUnauthorized: called when the server rejects our credentials; return `true` after refreshing
@@ -76,7 +77,7 @@ public final class ActionCableClient: Sendable {
             transport: transport ?? defaultTransport(),
             scheduler: scheduler,
             random: random,
-            callbackQueue: callbackQueue ?? DispatchQueue(label: "CableReactive.callbacks"),
+            callbacks: callbackQueue.map(CallbackExecutor.init) ?? CallbackExecutor(scheduler),
             onRequest: onRequest,
             onUnauthorized: onUnauthorized
         )
@@ -122,7 +123,7 @@ public final class ActionCableClient: Sendable {
         guard let (serial, box) = try engine.subscribe(identifier: identifier) else {
             let box = SubscriptionBox(
                 serial: 0, identifier: identifier, capacity: 1, host: engine.host,
-                callbackQueue: engine.callbackQueue)
+                callbacks: engine.callbacks)
             box.state.value = .unsubscribed
             box.buffer.finish()
             return ChannelSubscription(identifier: identifier, serial: 0, box: box, engine: nil)

@@ -19,7 +19,7 @@ import Signals
 /// Lifetime: the sequence ends when the subscription is unsubscribed or the client closes.
 public struct CableMessages<Element: Sendable>: AsyncSequence, Signal {
     let buffer: MessageBuffer
-    let callbackQueue: DispatchQueue
+    let callbacks: CallbackExecutor
     let transform: @Sendable (JSONValue) -> Element?
 
     /// How many messages the subscription's buffer has dropped because it was full.
@@ -50,7 +50,7 @@ public struct CableMessages<Element: Sendable>: AsyncSequence, Signal {
     ) -> Observation {
         let transform = transform
         let id = buffer.attach(
-            queue: queue ?? callbackQueue,
+            executor: queue.map(CallbackExecutor.init) ?? callbacks,
             deliver: { message in
                 if let element = transform(message) { handler(.value(element)) }
             },

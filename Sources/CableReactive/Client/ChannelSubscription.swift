@@ -35,7 +35,7 @@ public final class ChannelSubscription: Sendable {
         self.serial = serial
         engineRef = Locked(WeakEngine(engine: engine))
         state = box.state.readOnly
-        messages = CableMessages(buffer: box.buffer, callbackQueue: box.callbackQueue) { $0 }
+        messages = CableMessages(buffer: box.buffer, callbacks: box.callbacks) { $0 }
     }
 
     deinit { engine?.unsubscribe(identifier: identifier, serial: serial) }
@@ -48,7 +48,7 @@ public final class ChannelSubscription: Sendable {
     /// ```
     public func messages<T: Decodable & Sendable>(as type: T.Type) -> CableMessages<T> {
         let buffer = messages.buffer
-        return CableMessages(buffer: buffer, callbackQueue: messages.callbackQueue) { message in
+        return CableMessages(buffer: buffer, callbacks: messages.callbacks) { message in
             do {
                 return try message.decode(T.self)
             } catch {
@@ -94,14 +94,14 @@ final class SubscriptionBox: Sendable {
     let identifier: String
     let state: MutableStateValue<SubscriptionState>
     let buffer: MessageBuffer
-    let callbackQueue: DispatchQueue
+    let callbacks: CallbackExecutor
 
-    init(serial: Int, identifier: String, capacity: Int, host: String, callbackQueue: DispatchQueue) {
+    init(serial: Int, identifier: String, capacity: Int, host: String, callbacks: CallbackExecutor) {
         self.serial = serial
         self.identifier = identifier
         state = MutableStateValue(.pending)
         buffer = MessageBuffer(capacity: capacity, serial: serial, host: host)
-        self.callbackQueue = callbackQueue
+        self.callbacks = callbacks
     }
 }
 

@@ -42,7 +42,7 @@ final class ClientEngine: Sendable {
     let options: CableOptions
     let transport: any WebSocketTransport
     let scheduler: any CableScheduler
-    let callbackQueue: DispatchQueue
+    let callbacks: CallbackExecutor
     let onRequest: (@Sendable (inout URLRequest) async throws -> Void)?
     let onUnauthorized: (@Sendable () async throws -> Bool)?
     let stateValue = MutableStateValue(CableState.disconnected)
@@ -55,7 +55,7 @@ final class ClientEngine: Sendable {
         transport: any WebSocketTransport,
         scheduler: any CableScheduler,
         random: any RandomNumberGenerator & Sendable,
-        callbackQueue: DispatchQueue,
+        callbacks: CallbackExecutor,
         onRequest: (@Sendable (inout URLRequest) async throws -> Void)?,
         onUnauthorized: (@Sendable () async throws -> Bool)?
     ) {
@@ -64,7 +64,7 @@ final class ClientEngine: Sendable {
         self.options = options
         self.transport = transport
         self.scheduler = scheduler
-        self.callbackQueue = callbackQueue
+        self.callbacks = callbacks
         self.onRequest = onRequest
         self.onUnauthorized = onUnauthorized
         let config = ConnectionMachine.Config(
@@ -185,7 +185,7 @@ final class ClientEngine: Sendable {
             for action in core.registry.sessionEnded() { execute(action, in: &core) }
         case .publish(let state):
             let value = stateValue
-            callbackQueue.async { value.value = state }
+            callbacks.run { value.value = state }
         case .log(let event):
             core.logs.append(event)
         }
@@ -204,7 +204,7 @@ final class ClientEngine: Sendable {
                 if core.routes[box.identifier] === box { core.routes.removeValue(forKey: box.identifier) }
                 box.buffer.finish()
             }
-            callbackQueue.async { box.state.value = state }
+            callbacks.run { box.state.value = state }
         case .scheduleRetry(let identifier, let generation, let delay):
             core.retryTimers[identifier]?.cancel()
             core.retryTimers[identifier] = scheduler.schedule(after: delay) { [weak self] in
@@ -305,7 +305,7 @@ final class ClientEngine: Sendable {
             }
             let box = SubscriptionBox(
                 serial: serial, identifier: identifier, capacity: options.messageBufferSize, host: host,
-                callbackQueue: callbackQueue)
+                callbacks: callbacks)
             core.boxes[serial] = box
             core.routes[identifier] = box
             for action in actions { execute(action, in: &core) }

@@ -18,7 +18,7 @@ final class MessageBuffer: Sendable {
 
     private struct Observer: Sendable {
         let id: UInt64
-        let queue: DispatchQueue
+        let executor: CallbackExecutor
         let deliver: @Sendable (JSONValue) -> Void
         let finish: @Sendable () -> Void
         var draining = false
@@ -91,7 +91,7 @@ final class MessageBuffer: Sendable {
         switch action {
         case .none: break
         case .resume(let waiter, let message): waiter.resume(returning: message)
-        case .drain(let observer): observer.queue.async { self.drain(observer.id) }
+        case .drain(let observer): observer.executor.run { self.drain(observer.id) }
         }
     }
 
@@ -186,13 +186,13 @@ final class MessageBuffer: Sendable {
 
     /// Makes `deliver` the consumer, called on `queue` for each message; nil if another consumer holds the slot.
     func attach(
-        queue: DispatchQueue,
+        executor: CallbackExecutor,
         deliver: @escaping @Sendable (JSONValue) -> Void,
         finish: @escaping @Sendable () -> Void
     ) -> UInt64? {
         guard let id = claim() else { return nil }
         let action = state.withLock { state -> PushAction in
-            state.observer = Observer(id: id, queue: queue, deliver: deliver, finish: finish)
+            state.observer = Observer(id: id, executor: executor, deliver: deliver, finish: finish)
             return state.buffer.isEmpty && !state.finished ? .none : Self.claimObserverDrain(&state)
         }
         run(action)

@@ -12,7 +12,21 @@ public protocol CableScheduler: Sendable {
 
     /// Runs `work` after `delay` seconds unless the returned token is cancelled first.
     func schedule(after delay: TimeInterval, _ work: @escaping @Sendable () -> Void) -> any ScheduledWork
+
+    /// Runs `work` soon, never synchronously; work passed in order runs in order, one at a time.
+    ///
+    /// The client publishes state changes and runs message observers through this unless it was given a
+    /// callback queue. The default runs on a serial queue shared by every client.
+    func perform(_ work: @escaping @Sendable () -> Void)
 }
+
+extension CableScheduler {
+    public func perform(_ work: @escaping @Sendable () -> Void) {
+        sharedCallbackQueue.async(execute: work)
+    }
+}
+
+private let sharedCallbackQueue = DispatchQueue(label: "CableReactive.callbacks")
 
 /// A cancellable piece of scheduled work.
 public protocol ScheduledWork: Sendable {
@@ -20,13 +34,20 @@ public protocol ScheduledWork: Sendable {
     func cancel()
 }
 
-/// The production scheduler: Dispatch timers on a global queue, `DispatchTime` as the clock.
+/// The production scheduler: Dispatch timers on a global queue, `DispatchTime` as the clock, and a serial
+/// callback queue.
 public struct DispatchScheduler: CableScheduler {
     private let queue: DispatchQueue
+    private let callbackQueue: DispatchQueue
 
-    /// A scheduler that runs its work on `queue`.
+    /// A scheduler that runs timers on `queue` and ``perform(_:)`` work on a new serial queue.
     public init(queue: DispatchQueue = .global()) {
         self.queue = queue
+        callbackQueue = DispatchQueue(label: "CableReactive.callbacks", target: queue)
+    }
+
+    public func perform(_ work: @escaping @Sendable () -> Void) {
+        callbackQueue.async(execute: work)
     }
 
     public var now: TimeInterval { Double(DispatchTime.now().uptimeNanoseconds) / 1e9 }

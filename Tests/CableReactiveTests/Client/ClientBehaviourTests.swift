@@ -349,11 +349,11 @@ struct ClientHookTests {
             request.setValue("ticket-\(n)", forHTTPHeaderField: "X-Ticket")
         })
         h.client.connect()
-        _ = await h.fake.connectCount.first { $0 >= 1 }
+        #expect(await h.eventually { h.fake.connections.count >= 1 })
         #expect(h.fake.last?.request.value(forHTTPHeaderField: "X-Ticket") == "ticket-1")
         h.fake.last?.fail()
         h.scheduler.advance(by: 1.25)
-        _ = await h.fake.connectCount.first { $0 >= 2 }
+        #expect(await h.eventually { h.fake.connections.count >= 2 })
         #expect(h.fake.last?.request.value(forHTTPHeaderField: "X-Ticket") == "ticket-2")
         #expect(calls.withLock { $0 } == 2)
     }
@@ -368,11 +368,11 @@ struct ClientHookTests {
         h.client.connect()
         h.fake.last?.open()
         h.fake.last?.receive(#"{"type":"disconnect","reason":"unauthorized","reconnect":false}"#)
-        _ = await h.fake.connectCount.first { $0 >= 2 }
+        #expect(await h.eventually { h.fake.connections.count >= 2 })
         #expect(calls.withLock { $0 } == 1)
         h.fake.last?.open()
         h.fake.last?.receive(#"{"type":"disconnect","reason":"unauthorized","reconnect":false}"#)
-        _ = await h.client.state.first { $0 == .stopped(reason: "unauthorized") }
+        #expect(await h.eventually { h.state == .stopped(reason: "unauthorized") })
         #expect(calls.withLock { $0 } == 1)
     }
 
@@ -385,7 +385,7 @@ struct ClientHookTests {
         })
         h.client.connect()
         h.fake.last?.fail(WebSocketError(.upgradeRejected(status: 401)))
-        _ = await h.client.state.first { $0 == .stopped(reason: "unauthorized") }
+        #expect(await h.eventually { h.state == .stopped(reason: "unauthorized") })
         #expect(calls.withLock { $0 } == 1)
     }
 }

@@ -12,7 +12,6 @@ import Signals
 final class ClientHarness: Sendable {
     let fake = FakeTransport()
     let scheduler = ManualScheduler()
-    let callbacks = DispatchQueue(label: "test.callbacks")
     let client: ActionCableClient
 
     static let url = URL(string: "ws://cable.test:3000/cable")!
@@ -26,19 +25,32 @@ final class ClientHarness: Sendable {
     ) throws {
         client = try ActionCableClient(
             url: Self.url, options: options, canConnect: gate, transport: fake, scheduler: scheduler,
-            random: SeededRandom(seed: seed), callbackQueue: callbacks, onRequest: onRequest,
+            random: SeededRandom(seed: seed), onRequest: onRequest,
             onUnauthorized: onUnauthorized)
     }
 
-    /// The client's state once every queued publication has run.
+    /// The client's state once every queued publication has run (they run on the test's thread).
     var state: CableState {
-        callbacks.sync {}
+        scheduler.flush()
         return client.state.value
     }
 
     func state(of subscription: ChannelSubscription) -> SubscriptionState {
-        callbacks.sync {}
+        scheduler.flush()
         return subscription.state.value
+    }
+
+    /// Waits, without sleeping, until `condition` holds: for work that runs in a hook's task. Flushes the
+    /// scheduler's callbacks on each turn. Gives up after `seconds` of wall time.
+    @discardableResult
+    func eventually(seconds: Double = 20, _ condition: () -> Bool) async -> Bool {
+        let deadline = DispatchTime.now().uptimeNanoseconds + UInt64(seconds * 1e9)
+        while DispatchTime.now().uptimeNanoseconds < deadline {
+            scheduler.flush()
+            if condition() { return true }
+            await Task.yield()
+        }
+        return false
     }
 
     /// The newest connection, opened and welcomed.

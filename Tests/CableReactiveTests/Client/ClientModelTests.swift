@@ -1,0 +1,142 @@
+import CableReactive
+import CableTesting
+import Dispatch
+import Foundation
+import Signals
+import Testing
+
+/// Model-based test: random sequences of API calls, server frames, faults and time jumps, with the
+/// client's invariants checked after every step.
+@Suite("ActionCableClient: model-based")
+struct ClientModelTests {
+    static let seeds = Int(ProcessInfo.processInfo.environment["CABLE_MODEL_SEEDS"] ?? "") ?? 100
+    private final class Tracked: Sendable {
+        let subscription: ChannelSubscription
+        let received = Locked<[JSONValue]>([])
+        let observation: Observation
+        let expected = Locked<[JSONValue]>([])
+
+        init(_ subscription: ChannelSubscription) {
+            self.subscription = subscription
+            let received = received
+            observation = subscription.messages.observe { message in received.withLock { $0.append(message) } }
+        }
+    }
+
+    @Test("100 seeds x 200 random steps keep every invariant", arguments: 0..<ClientModelTests.seeds)
+    func randomWalk(seed: Int) throws {
+        var options = CableOptions()
+        options.messageBufferSize = 10_000
+        options.maxReconnectAttempts = 6
+        let gate = MutableStateValue(true)
+        let h = try ClientHarness(options: options, gate: gate.eraseToAnySignal(), seed: UInt64(seed))
+        var random = SeededRandom(seed: UInt64(seed) &* 7919)
+        var tracked: [Tracked] = []
+        var nextChannel = 0
+        var sequence = 0
+
+        /// The newest connection if it is open: a server can only send on an open connection.
+        func live() -> FakeTransport.Connection? {
+            guard let last = h.fake.last, last.isOpen else { return nil }
+            return last
+        }
+
+        for step in 0..<200 {
+            switch Int.random(in: 0..<16, using: &random) {
+            case 0: h.client.connect()
+            case 1: if Int.random(in: 0..<3, using: &random) == 0 { h.client.disconnect() }
+            case 2: gate.value.toggle()
+            case 3: h.fake.last?.open()
+            case 4: live()?.receive(#"{"type":"welcome"}"#)
+            case 5, 6:
+                if let entry = tracked.randomElement(using: &random), let connection = live() {
+                    let frame = Bool.random(using: &random) ? ClientHarness.confirm : ClientHarness.reject
+                    connection.receive(frame(entry.subscription.identifier))
+                }
+            case 7, 8:
+                if let entry = tracked.randomElement(using: &random), let connection = live() {
+                    sequence += 1
+                    let delivered = h.state == .connected && connection.isOpen
+                    let payload: JSONValue = ["seq": .int(sequence)]
+                    connection.receive(ClientHarness.message(entry.subscription.identifier, #"{"seq":\#(sequence)}"#))
+                    if delivered { entry.expected.withLock { $0.append(payload) } }
+                }
+            case 9:
+                let garbage = ["{", "[]", #"{"type":7}"#, #"{"identifier":1,"message":2}"#, "\u{0}", "nul"]
+                live()?.receive(garbage[Int.random(in: 0..<garbage.count, using: &random)])
+            case 10:
+                if Bool.random(using: &random) { live()?.fail() } else { live()?.serverClose() }
+            case 11:
+                let frames = [
+                    #"{"type":"disconnect","reason":"server_restart","reconnect":true}"#,
+                    #"{"type":"disconnect","reason":"remote","reconnect":false}"#,
+                    #"{"type":"disconnect","reason":"unauthorized","reconnect":false}"#,
+                    #"{"type":"ping","message":1}"#,
+                ]
+                live()?.receive(frames[Int.random(in: 0..<frames.count, using: &random)])
+            case 12:
+                h.scheduler.advance(by: Double.random(in: 0...20, using: &random))
+            case 13:
+                nextChannel += 1
+                if let subscription = try? h.client.subscribe(["channel": "C", "n": .int(nextChannel)]) {
+                    tracked.append(Tracked(subscription))
+                }
+            case 14:
+                if !tracked.isEmpty {
+                    let entry = tracked.remove(at: Int.random(in: 0..<tracked.count, using: &random))
+                    entry.subscription.unsubscribe()
+                    h.scheduler.flush()
+                    #expect(entry.subscription.state.value == .unsubscribed)
+                }
+            default:
+                if let entry = tracked.randomElement(using: &random) {
+                    let state = h.state
+                    let subscriptionState = h.state(of: entry.subscription)
+                    let sent = entry.subscription.perform("go", ["n": 1])
+                    if sent {
+                        guard case .subscribed = subscriptionState, state == .connected else {
+                            return recordFailure("seed \(seed) step \(step): perform sent while \(state), \(subscriptionState)")
+                        }
+                    }
+                }
+            }
+            try checkInvariants(h, tracked: tracked.map(\.subscription), seed: seed, step: step)
+        }
+
+        h.scheduler.flush()
+        for entry in tracked {
+            let received = entry.received.withLock { $0 }
+            let expected = entry.expected.withLock { $0 }
+            #expect(received == expected, "seed \(seed): deliveries for \(entry.subscription.identifier)")
+        }
+        h.client.close()
+        #expect(h.state == .closed)
+        #expect(h.fake.connections.allSatisfy { $0.isClosed })
+    }
+
+    private func checkInvariants(
+        _ h: ClientHarness,
+        tracked: [ChannelSubscription],
+        seed: Int,
+        step: Int
+    ) throws {
+        let notClosed = h.fake.connections.filter { !$0.isClosed }
+        #expect(notClosed.count <= 1, "seed \(seed) step \(step): \(notClosed.count) transports open")
+        let state = h.state
+        switch state {
+        case .connected:
+            #expect(h.fake.last?.isOpen == true, "seed \(seed) step \(step): connected without an open transport")
+        case .disconnected, .stopped, .closed:
+            #expect(notClosed.isEmpty, "seed \(seed) step \(step): \(state) with a live transport")
+        case .connecting(let attempt):
+            #expect(attempt >= 0 && attempt <= 7, "seed \(seed) step \(step): attempt \(attempt)")
+        }
+        if state != .connected {
+            for subscription in tracked {
+                if case .subscribed = subscription.state.value {
+                    recordFailure("seed \(seed) step \(step): subscribed while \(state)")
+                }
+            }
+        }
+    }
+}
