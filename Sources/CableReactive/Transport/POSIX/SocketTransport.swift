@@ -50,7 +50,8 @@
             /// bigger closes with 1009. Default 1 MiB: Action Cable messages are a few KiB.
             public var maxMessageSize: Int
             /// The most bytes of text `send` may queue before the I/O thread takes them; beyond
-            /// that `send` returns `false`. Default 8 MiB.
+            /// that `send` returns `false` (so no single message can be larger). Default 8 MiB;
+            /// at most 4 GiB.
             public var maxPendingSendBytes: Int
             /// A PEM file of extra trusted CA certificates, used in addition to the system store
             /// (for a private CA or a test server). Default `nil`.
@@ -76,6 +77,8 @@
                 }
             ) {
                 precondition(maxFrameSize >= 125 && maxMessageSize >= 0, "API misuse: limits too small")
+                // zlib and the 64-bit frame length handle more, but no sane message needs 4 GiB.
+                precondition(maxPendingSendBytes <= Int(UInt32.max), "API misuse: maxPendingSendBytes above 4 GiB")
                 self.connectTimeout = connectTimeout
                 self.closeTimeout = closeTimeout
                 self.maxFrameSize = maxFrameSize
