@@ -20,6 +20,16 @@
     /// been delivered; then it releases the handler and exits. You need not keep a reference to the
     /// connection to keep receiving, only to send or close.
     ///
+    /// **Closing.** `close(code:reason:)` sends a close frame and waits up to
+    /// ``Options-swift.struct/closeTimeout`` for the peer's; `.closed(.closed(code:reason:))` then
+    /// carries your code and reason (or `.failed` with `.timeout` if the peer never answered). Called
+    /// before the connection opened, it abandons the attempt and reports your code and reason the same
+    /// way. A close started by the peer reports the peer's code (1005 when its frame had none). A peer
+    /// that breaks the protocol gets a close frame with 1002, 1003 (binary messages: this transport is
+    /// text-only), 1007 or 1009, and you get `.failed` with `.protocolViolation(closeCode:)`.
+    ///
+    /// Available where OpenSSL is (Linux); on Apple platforms use ``URLSessionTransport``.
+    ///
     /// ```swift
     /// let transport = SocketTransport(options: .init(connectTimeout: 5))
     /// let request = URLRequest(url: URL(string: "wss://example.com/cable")!)
