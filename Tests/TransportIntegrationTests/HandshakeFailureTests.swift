@@ -67,6 +67,17 @@
             #expect(recorder.waitClosed()?.failureKind == .tls)
         }
 
+        @Test("verifies an IPv6 literal against the certificate's IP address")
+        func verifiesIPv6Literal() throws {
+            let peer = try Peers.tlsIPv6.get()
+            let (connection, recorder) = connect("wss://[::1]:\(peer.port)/echo", options: try tlsOptions())
+            #expect(recorder.waitOpened().first == .opened(protocol: nil))
+            #expect(connection.send(text: "over TLS on v6"))
+            #expect(recorder.waitTexts(1) == ["over TLS on v6"])
+            connection.close(code: .normalClosure, reason: "")
+            #expect(recorder.waitClosed() == .closed(code: .normalClosure, reason: ""))
+        }
+
         @Test("verifies an IP literal against the certificate's IP address")
         func verifiesIPLiteral() throws {
             let peer = try Peers.tls.get()
