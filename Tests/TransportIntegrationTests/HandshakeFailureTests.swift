@@ -78,6 +78,17 @@
             #expect(recorder.waitClosed() == .closed(code: .normalClosure, reason: ""))
         }
 
+        @Test(
+            "sends SNI for host names only, never for IP literals",
+            arguments: [("localhost", "localhost"), ("127.0.0.1", "None")])
+        func sendsSNIForNamesOnly(host: String, expected: String) throws {
+            let peer = try Peers.tls.get()
+            let (connection, recorder) = connect("wss://\(host):\(peer.port)/sni", options: try tlsOptions())
+            #expect(recorder.waitTexts(1) == [expected])
+            connection.close(code: .normalClosure, reason: "")
+            _ = recorder.waitClosed()
+        }
+
         @Test("verifies an IP literal against the certificate's IP address")
         func verifiesIPLiteral() throws {
             let peer = try Peers.tls.get()
