@@ -161,6 +161,22 @@
         return Double(end.uptimeNanoseconds - (start ?? end).uptimeNanoseconds) / 1e9
     }
 
+    /// Seconds for WebSocketSession alone (no sockets, no threads) to turn `block` into messages
+    /// `repeats` times: the cost of parsing, UTF-8 checking and String creation per message.
+    func measureSessionOnly(block: [UInt8], repeats: Int) -> (seconds: Double, messages: Int) {
+        var session = WebSocketSession(
+            maxFrameSize: 1 << 16, maxMessageSize: 1 << 20, random: SystemRandomNumberGenerator())
+        var output: [UInt8] = []
+        var messages = 0
+        let start = DispatchTime.now()
+        for _ in 0..<repeats {
+            var input = block[...]
+            session.receive(&input, output: &output) { _ in messages += 1 }
+        }
+        let end = DispatchTime.now()
+        return (Double(end.uptimeNanoseconds - start.uptimeNanoseconds) / 1e9, messages)
+    }
+
     let sender = Sender()
     let volume = 256 << 20  // bytes per measurement
     print("payload   transport frames/s   transport MB/s   recv-loop MB/s   ratio (limit/transport)")
@@ -189,6 +205,12 @@
             String(format: "%12.2f", best.transport / best.baseline),
         ]
         print(line.joined())
+        let sessionOnly = measureSessionOnly(block: block, repeats: repeats)
+        print(
+            "          (WebSocketSession alone, no I/O: "
+                + String(
+                    format: "%.0f frames/s, %.0f ns/frame)", Double(sessionOnly.messages) / sessionOnly.seconds,
+                    sessionOnly.seconds * 1e9 / Double(sessionOnly.messages)))
     }
 #else
     print("TransportBenchmark measures SocketTransport, which exists on Linux only.")

@@ -67,6 +67,28 @@
             #expect(recorder.waitClosed()?.failureKind == .tls)
         }
 
+        @Test("verifies an IPv6 literal against the certificate's IP address")
+        func verifiesIPv6Literal() throws {
+            let peer = try Peers.tlsIPv6.get()
+            let (connection, recorder) = connect("wss://[::1]:\(peer.port)/echo", options: try tlsOptions())
+            #expect(recorder.waitOpened().first == .opened(protocol: nil))
+            #expect(connection.send(text: "over TLS on v6"))
+            #expect(recorder.waitTexts(1) == ["over TLS on v6"])
+            connection.close(code: .normalClosure, reason: "")
+            #expect(recorder.waitClosed() == .closed(code: .normalClosure, reason: ""))
+        }
+
+        @Test(
+            "sends SNI for host names only, never for IP literals",
+            arguments: [("localhost", "localhost"), ("127.0.0.1", "None")])
+        func sendsSNIForNamesOnly(host: String, expected: String) throws {
+            let peer = try Peers.tls.get()
+            let (connection, recorder) = connect("wss://\(host):\(peer.port)/sni", options: try tlsOptions())
+            #expect(recorder.waitTexts(1) == [expected])
+            connection.close(code: .normalClosure, reason: "")
+            _ = recorder.waitClosed()
+        }
+
         @Test("verifies an IP literal against the certificate's IP address")
         func verifiesIPLiteral() throws {
             let peer = try Peers.tls.get()

@@ -97,6 +97,20 @@
             #expect(recorder.waitClosed() == .closed(code: .normalClosure, reason: ""))
         }
 
+        @Test("send refuses a message larger than maxPendingSendBytes")
+        func sendRefusesOversizedMessage() throws {
+            let peer = try Peers.plain.get()
+            var options = SocketTransport.Options()
+            options.maxPendingSendBytes = 16
+            let (connection, recorder) = connect("ws://127.0.0.1:\(peer.port)/echo", options: options)
+            recorder.waitOpened()
+            #expect(!connection.send(text: String(repeating: "x", count: 17)))
+            #expect(connection.send(text: String(repeating: "y", count: 16)))
+            #expect(recorder.waitTexts(1) == [String(repeating: "y", count: 16)])
+            connection.close(code: .normalClosure, reason: "")
+            _ = recorder.waitClosed()
+        }
+
         @Test("send returns false before the connection opens and after it closed")
         func sendRefusedWhenNotOpen() throws {
             let peer = try Peers.plain.get()

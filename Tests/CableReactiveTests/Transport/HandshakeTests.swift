@@ -53,6 +53,7 @@ struct HandshakeTests {
             nonce: Self.nonce
         )
         #expect(request.key == "AAECAwQFBgcICQoLDA0ODw==")
+        #expect(request.offeredProtocols == ["actioncable-v1-json"])
         let text = String(decoding: request.bytes, as: UTF8.self)
         #expect(
             text == "GET /cable?token=abc HTTP/1.1\r\nHost: example.com:8080\r\nUpgrade: websocket\r\n"

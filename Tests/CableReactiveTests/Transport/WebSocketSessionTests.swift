@@ -84,6 +84,16 @@
             #expect(session.outcome == nil)
         }
 
+        @Test("accepts a character split across fragments", arguments: Feeding.all)
+        func acceptsSplitCharacter(feeding: Feeding) {
+            // "é" is C3 A9: the first fragment ends mid-character, which is fine until the message ends.
+            let bytes: [UInt8] = [0x01, 0x02, 0x61, 0xC3, 0x80, 0x02, 0xA9, 0x62]
+            let (texts, sent, session) = Self.run(bytes, feeding: feeding)
+            #expect(texts == ["aéb"])
+            #expect(sent.isEmpty)
+            #expect(session.outcome == nil)
+        }
+
         @Test("echoes the peer's close code and reports the peer's code and reason")
         func peerCloses() {
             let (_, sent, session) = Self.run([0x88, 0x05, 0x0F, 0xA1] + Array("bye".utf8))

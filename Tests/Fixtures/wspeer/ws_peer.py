@@ -17,6 +17,7 @@ leave it behind. Behaviour is chosen by the request path:
   /hang                  never answer the upgrade
   /bad-accept            answer 101 with a wrong Sec-WebSocket-Accept
   /bogus-subprotocol     answer 101 choosing the subprotocol "bogus"
+  /sni                   (TLS) send the SNI server name the client sent, or "none"
 Any path accepts the subprotocol "chat" or "actioncable-v1-json" when offered; ?id=K records the
 client's close code for /last-close.
 """
@@ -32,6 +33,11 @@ from websockets.asyncio.server import serve
 
 KNOWN_SUBPROTOCOLS = ["actioncable-v1-json", "chat"]
 closes = {}
+server_names = {}  # id(SSLObject) -> SNI name the client sent (None: no SNI)
+
+
+def record_server_name(ssl_object, server_name, context):
+    server_names[id(ssl_object)] = server_name
 
 
 def route(request_path):
@@ -98,6 +104,10 @@ async def handler(ws):
         elif path == "/raw":
             ws.transport.write(bytes.fromhex(query["hex"]))
             await ws.wait_closed()
+        elif path == "/sni":
+            ssl_object = ws.transport.get_extra_info("ssl_object")
+            await ws.send(str(server_names.get(id(ssl_object))) if ssl_object else "not TLS")
+            await echo(ws)
         elif path == "/last-close":
             code, reason = closes.get(query.get("id", ""), (None, None))
             await ws.send(f"{code} {reason}")
@@ -127,6 +137,7 @@ async def main():
     if args.cert:
         context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
         context.load_cert_chain(args.cert, args.key)
+        context.sni_callback = record_server_name
     threading.Thread(target=exit_when_stdin_closes, daemon=True).start()
     async with serve(
         handler,

@@ -71,6 +71,14 @@
                 "--cert", certificates.directory + "/server.pem", "--key", certificates.directory + "/server.key",
             ])
         }
+        /// wss on ::1 with the same certificate as ``tls`` (its SAN includes IP ::1).
+        static let tlsIPv6 = Result {
+            let certificates = try Certificates.shared.get()
+            return try PeerProcess(arguments: [
+                "--host", "::1", "--cert", certificates.directory + "/server.pem", "--key",
+                certificates.directory + "/server.key",
+            ])
+        }
         /// wss with a certificate for wrong.example only.
         static let wrongHost = Result {
             let certificates = try Certificates.shared.get()

@@ -169,7 +169,7 @@
             let result = try HandshakeValidator.validate(
                 head: response.head,
                 expectedAccept: AcceptKey.compute(forKey: handshake.key),
-                offeredProtocols: protocols,
+                offeredProtocols: handshake.offeredProtocols,
                 offeredDeflate: options.enablePerMessageDeflate
             )
             return (result, response.rest)

@@ -60,7 +60,15 @@
                 let sent = try outbound.withUnsafeBytes { buffer throws in
                     try Syscall.send(fd, UnsafeRawBufferPointer(rebasing: buffer[start...]))
                 }
-                guard let sent, sent > 0 else { return false }
+                guard let sent, sent > 0 else {
+                    // Drop the sent prefix now and then, or a peer that always lags a little would let
+                    // it grow for ever while `pendingOutput` stays small.
+                    if outboundStart >= 1 << 16 {
+                        outbound.removeSubrange(0..<outboundStart)
+                        outboundStart = 0
+                    }
+                    return false
+                }
                 outboundStart += sent
             }
             outbound.removeAll(keepingCapacity: outbound.capacity <= 1 << 20)

@@ -20,6 +20,16 @@
     /// been delivered; then it releases the handler and exits. You need not keep a reference to the
     /// connection to keep receiving, only to send or close.
     ///
+    /// **Closing.** `close(code:reason:)` sends a close frame and waits up to
+    /// ``Options-swift.struct/closeTimeout`` for the peer's; `.closed(.closed(code:reason:))` then
+    /// carries your code and reason (or `.failed` with `.timeout` if the peer never answered). Called
+    /// before the connection opened, it abandons the attempt and reports your code and reason the same
+    /// way. A close started by the peer reports the peer's code (1005 when its frame had none). A peer
+    /// that breaks the protocol gets a close frame with 1002, 1003 (binary messages: this transport is
+    /// text-only), 1007 or 1009, and you get `.failed` with `.protocolViolation(closeCode:)`.
+    ///
+    /// Available where OpenSSL is (Linux); on Apple platforms use ``URLSessionTransport``.
+    ///
     /// ```swift
     /// let transport = SocketTransport(options: .init(connectTimeout: 5))
     /// let request = URLRequest(url: URL(string: "wss://example.com/cable")!)
@@ -50,7 +60,8 @@
             /// bigger closes with 1009. Default 1 MiB: Action Cable messages are a few KiB.
             public var maxMessageSize: Int
             /// The most bytes of text `send` may queue before the I/O thread takes them; beyond
-            /// that `send` returns `false`. Default 8 MiB.
+            /// that `send` returns `false` (so no single message can be larger). Default 8 MiB;
+            /// at most 4 GiB.
             public var maxPendingSendBytes: Int
             /// A PEM file of extra trusted CA certificates, used in addition to the system store
             /// (for a private CA or a test server). Default `nil`.
@@ -76,6 +87,8 @@
                 }
             ) {
                 precondition(maxFrameSize >= 125 && maxMessageSize >= 0, "API misuse: limits too small")
+                // zlib and the 64-bit frame length handle more, but no sane message needs 4 GiB.
+                precondition(maxPendingSendBytes <= Int(UInt32.max), "API misuse: maxPendingSendBytes above 4 GiB")
                 self.connectTimeout = connectTimeout
                 self.closeTimeout = closeTimeout
                 self.maxFrameSize = maxFrameSize

@@ -41,6 +41,8 @@
         ///
         /// - Throws: ``FrameError/messageTooBig`` above `limit`; a protocol error for corrupt data.
         package func inflate(_ message: [UInt8], limit: Int) throws(FrameError) -> [UInt8] {
+            // zlib counts input in 32 bits; a larger message could only come from a huge configured limit.
+            guard message.count <= Int(UInt32.max) - 4 else { throw .messageTooBig }
             var input = message
             input.append(contentsOf: [0x00, 0x00, 0xFF, 0xFF])
             var output: [UInt8] = []

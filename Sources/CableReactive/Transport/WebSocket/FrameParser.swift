@@ -58,43 +58,61 @@ package struct FrameParser: Sendable {
     ///
     /// - Throws: ``FrameError`` when the peer broke a rule; every later call throws it again.
     package mutating func parse(_ input: inout ArraySlice<UInt8>) throws(FrameError) -> Frame? {
+        if case .failed(let error) = state { throw error }
+        do {
+            return try advance(&input)
+        } catch {
+            state = .failed(error)  // stay failed: the connection must close
+            throw error
+        }
+    }
+
+    /// One step of the state machine per wire field, until a frame is complete or input runs out.
+    ///
+    /// Reads by index and trims `input` once on exit: popping byte by byte would re-slice (and so
+    /// retain and release the buffer) for every header byte.
+    private mutating func advance(_ input: inout ArraySlice<UInt8>) throws(FrameError) -> Frame? {
+        var index = input.startIndex
+        let end = input.endIndex
+        defer { input.removeFirst(index - input.startIndex) }
         while true {
             switch state {
             case .failed(let error):
                 throw error
             case .firstByte:
-                guard let byte = input.popFirst() else { return nil }
-                try guarded { parser throws(FrameError) in try parser.acceptFirstByte(byte) }
+                guard index < end else { return nil }
+                try acceptFirstByte(input[index])
+                index += 1
                 state = .secondByte
             case .secondByte:
-                guard let byte = input.popFirst() else { return nil }
-                try guarded { parser throws(FrameError) in try parser.acceptSecondByte(byte) }
+                guard index < end else { return nil }
+                let byte = input[index]
+                index += 1
+                try acceptSecondByte(byte)
             case .extendedLength(let width, var remaining, var value):
-                while remaining > 0, let byte = input.popFirst() {
-                    value = value << 8 | UInt64(byte)
+                while remaining > 0 && index < end {
+                    value = value << 8 | UInt64(input[index])
+                    index += 1
                     remaining -= 1
                 }
                 guard remaining == 0 else {
                     state = .extendedLength(width: width, remaining: remaining, value: value)
                     return nil
                 }
-                try guarded { parser throws(FrameError) in try parser.acceptExtendedLength(value, width: width) }
+                try acceptExtendedLength(value, width: width)
             case .payload(let remaining):
-                if remaining == length && input.count >= remaining {
+                let available = end - index
+                if remaining == length && available >= remaining {
                     // Fast path: the whole payload is in this input; hand out a slice, no copy.
-                    let end = input.startIndex + remaining
-                    let frame = Frame(fin: fin, rsv1: rsv1, opcode: opcode, payload: input[input.startIndex..<end])
-                    input = input[end...]
+                    let frame = Frame(fin: fin, rsv1: rsv1, opcode: opcode, payload: input[index..<(index + remaining)])
+                    index += remaining
                     state = .firstByte
                     return frame
                 }
                 if payload.isEmpty { payload.reserveCapacity(length) }
-                let take = min(remaining, input.count)
-                if take > 0 {
-                    let end = input.startIndex + take
-                    payload.append(contentsOf: input[input.startIndex..<end])
-                    input = input[end...]
-                }
+                let take = min(remaining, available)
+                payload.append(contentsOf: input[index..<(index + take)])
+                index += take
                 guard take == remaining else {
                     state = .payload(remaining: remaining - take)
                     return nil
@@ -104,16 +122,6 @@ package struct FrameParser: Sendable {
                 payload = []
                 return frame
             }
-        }
-    }
-
-    /// Runs `step`, and on failure records the error so the parser stays failed.
-    private mutating func guarded(_ step: (inout FrameParser) throws(FrameError) -> Void) throws(FrameError) {
-        do {
-            try step(&self)
-        } catch {
-            state = .failed(error)
-            throw error
         }
     }
 

@@ -6,6 +6,8 @@ package struct HandshakeRequest: Sendable {
     package let key: String
     /// The request head, ready to write.
     package let bytes: [UInt8]
+    /// The subprotocols actually offered: the caller's, minus any that are not HTTP tokens.
+    package let offeredProtocols: [String]
 
     /// Header names the transport sets itself; a caller's values for them are ignored.
     private static let reserved: Set<String> = [
@@ -34,6 +36,7 @@ package struct HandshakeRequest: Sendable {
         head += "Upgrade: websocket\r\nConnection: Upgrade\r\n"
         head += "Sec-WebSocket-Key: \(key)\r\nSec-WebSocket-Version: 13\r\n"
         let offered = protocols.filter(Self.isToken)
+        offeredProtocols = offered
         if !offered.isEmpty { head += "Sec-WebSocket-Protocol: \(offered.joined(separator: ", "))\r\n" }
         if offerDeflate { head += "Sec-WebSocket-Extensions: \(DeflateParameters.offer)\r\n" }
         for (name, value) in headers.sorted(by: { $0.key < $1.key }) {

@@ -24,6 +24,9 @@ package struct MessageAssembler: Sendable {
     private var compressed = false
     private var buffer: [UInt8] = []
 
+    /// Whether a fragmented message is in progress (a continuation frame is due next).
+    package var isAssembling: Bool { inProgress }
+
     package init(maxMessageSize: Int) {
         self.maxMessageSize = maxMessageSize
     }

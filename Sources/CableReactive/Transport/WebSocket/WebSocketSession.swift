@@ -55,6 +55,13 @@
             while outcome == nil {
                 do throws(FrameError) {
                     guard let frame = try parser.parse(&input) else { return }
+                    if case .text = frame.opcode, frame.fin, !frame.rsv1, !assembler.isAssembling,
+                        frame.payload.count <= assembler.maxMessageSize, isOpen
+                    {
+                        // Common case, one uncompressed frame per message: skip the assembler.
+                        onText(try UTF8Validation.decode(frame.payload))
+                        continue
+                    }
                     guard let message = try assembler.push(frame) else { continue }
                     switch message {
                     case .text(let payload, let compressed):
