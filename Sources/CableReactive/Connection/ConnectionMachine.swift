@@ -282,7 +282,9 @@ struct ConnectionMachine: Sendable {
             startAttempt(now: now)
         case (.watchdog, .connected(id, let since)):
             let silence = now - lastFrameAt
-            if silence >= config.staleTimeout {
+            // A millisecond of slack: a remainder below the clock's resolution would re-arm the watchdog for
+            // the same instant forever.
+            if silence >= config.staleTimeout - 0.001 {
                 emit(.warn, "stale", [.attempt(attempt)])
                 sessionLost(since: since, stale: true, resetStreak: false, now: now, random: &random)
             } else {

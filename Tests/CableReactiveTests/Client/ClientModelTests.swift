@@ -9,7 +9,12 @@ import Testing
 /// client's invariants checked after every step.
 @Suite("ActionCableClient: model-based")
 struct ClientModelTests {
-    static let seeds = Int(ProcessInfo.processInfo.environment["CABLE_MODEL_SEEDS"] ?? "") ?? 100
+    /// 100 seeds; `CABLE_MODEL_SEEDS=a..<b` replays a range (e.g. one failing seed).
+    static let seeds: Range<Int> = {
+        let parts = (ProcessInfo.processInfo.environment["CABLE_MODEL_SEEDS"] ?? "").components(separatedBy: "..<")
+        guard parts.count == 2, let low = Int(parts[0]), let high = Int(parts[1]), low < high else { return 0..<100 }
+        return low..<high
+    }()
     private final class Tracked: Sendable {
         let subscription: ChannelSubscription
         let received = Locked<[JSONValue]>([])
@@ -23,7 +28,7 @@ struct ClientModelTests {
         }
     }
 
-    @Test("100 seeds x 200 random steps keep every invariant", arguments: 0..<ClientModelTests.seeds)
+    @Test("100 seeds x 200 random steps keep every invariant", arguments: ClientModelTests.seeds)
     func randomWalk(seed: Int) throws {
         var options = CableOptions()
         options.messageBufferSize = 10_000
@@ -95,7 +100,8 @@ struct ClientModelTests {
                     let sent = entry.subscription.perform("go", ["n": 1])
                     if sent {
                         guard case .subscribed = subscriptionState, state == .connected else {
-                            return recordFailure("seed \(seed) step \(step): perform sent while \(state), \(subscriptionState)")
+                            return recordFailure(
+                                "seed \(seed) step \(step): perform sent while \(state), \(subscriptionState)")
                         }
                     }
                 }

@@ -65,6 +65,17 @@ struct ConnectionHandshakeTests {
         #expect(h.state == .connecting(attempt: 0))
     }
 
+    @Test("a silence a hair under staleTimeout counts as stale instead of re-arming the watchdog for the same instant")
+    func watchdogBelowClockResolution() {
+        var h = MachineHarness()
+        h.now = 1000
+        let id = h.welcomed()
+        h.advance(15 - 1e-12)
+        let actions = h.send(.timerFired(.watchdog, id: id))
+        #expect(MachineHarness.delays(actions, .watchdog).allSatisfy { $0 >= 1 })
+        #expect(actions.contains(.closeTransport(id: id)))
+    }
+
     @Test("pings alone keep a welcomed session alive")
     func pingsKeepAlive() {
         var h = MachineHarness()
