@@ -54,7 +54,7 @@ let package = Package(
         ),
         // Loopback Action Cable sender and socket helpers shared by the client benchmarks.
         .target(name: "BenchSupport", dependencies: ["CableReactive"], path: "Benchmarks/BenchSupport"),
-        .executableTarget(name: "CableBench", dependencies: ["CableReactive"], path: "Benchmarks/CableBench"),
+        .executableTarget(name: "CableBench", dependencies: ["BenchSupport"], path: "Benchmarks/CableBench"),
         .executableTarget(
             name: "CableBenchServer",
             dependencies: ["BenchSupport"],
