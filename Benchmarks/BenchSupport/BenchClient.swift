@@ -55,4 +55,24 @@ package enum BenchClient {
         let dropped = subscriptions.reduce(0) { $0 + $1.messages.droppedCount }
         return Outcome(count: count, seconds: seconds, dropped: dropped)
     }
+
+    /// `run` from synchronous code: blocks the calling thread until it is done; nil (logged) if it threw.
+    package static func runBlocking(url: URL, messages: Int, subscriptions: Int) -> Outcome? {
+        final class Result: @unchecked Sendable {
+            // Written by the task before it signals, read by the caller after the wait.
+            var outcome: Outcome?
+        }
+        let result = Result()
+        let done = DispatchSemaphore(value: 0)
+        Task {
+            do {
+                result.outcome = try await run(url: url, messages: messages, subscriptions: subscriptions)
+            } catch {
+                FileHandle.standardError.write(Data("bench client: \(error)\n".utf8))
+            }
+            done.signal()
+        }
+        done.wait()
+        return result.outcome
+    }
 }
