@@ -52,6 +52,19 @@ let package = Package(
             dependencies: ["CableReactive"],
             path: "Benchmarks/JSONBenchmark"
         ),
+        // Loopback Action Cable sender and socket helpers shared by the client benchmarks.
+        .target(name: "BenchSupport", dependencies: ["CableReactive"], path: "Benchmarks/BenchSupport"),
+        .executableTarget(name: "CableBench", dependencies: ["BenchSupport"], path: "Benchmarks/CableBench"),
+        .executableTarget(
+            name: "CableBenchServer",
+            dependencies: ["BenchSupport"],
+            path: "Benchmarks/CableBenchServer"
+        ),
+        .executableTarget(
+            name: "CableBenchmark",
+            dependencies: ["BenchSupport", "CableReactive"],
+            path: "Benchmarks/CableBenchmark"
+        ),
     ],
     swiftLanguageModes: [.v6]
 )

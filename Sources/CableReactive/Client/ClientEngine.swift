@@ -194,9 +194,7 @@ final class ClientEngine: Sendable {
     private func execute(_ action: SubscriptionRegistry.Action, in core: inout Core) {
         switch action {
         case .send(let text):
-            if let open = core.connection, open.id == core.machine.sessionID {
-                open.connection.send(text: text)
-            }
+            Self.sendOnLiveSession(text, in: core)
         case .publish(let serial, let state):
             guard let box = core.boxes[serial] else { return }
             if state == .unsubscribed {
@@ -214,6 +212,16 @@ final class ClientEngine: Sendable {
             core.retryTimers.removeValue(forKey: identifier)?.cancel()
         case .log(let event):
             core.logs.append(event)
+        }
+    }
+
+    /// Sends on the connection of the live session, if any. (A separate function: inlined into
+    /// `execute`, this check crashes the Swift 6.3.1 optimizer's CopyPropagation pass in release builds.)
+    @inline(never)
+    private static func sendOnLiveSession(_ text: String, in core: Core) {
+        let live = core.machine.sessionID
+        if let open = core.connection, open.id == live {
+            open.connection.send(text: text)
         }
     }
 

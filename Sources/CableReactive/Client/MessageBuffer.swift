@@ -6,7 +6,7 @@ import Signals
 /// and counted.
 final class MessageBuffer: Sendable {
     private struct State {
-        var buffer: PolicyBuffer<JSONValue>
+        var buffer: MessageRing
         var finished = false
         var waiter: CheckedContinuation<JSONValue?, Never>?
         var consumer: UInt64?
@@ -29,7 +29,7 @@ final class MessageBuffer: Sendable {
     let host: String
 
     init(capacity: Int, serial: Int, host: String) {
-        state = Locked(State(buffer: PolicyBuffer(policy: .bufferingNewest(capacity))))
+        state = Locked(State(buffer: MessageRing(limit: capacity)))
         self.serial = serial
         self.host = host
     }

@@ -1,0 +1,31 @@
+// A command-line Action Cable client for side-by-side throughput comparisons with other clients.
+//
+//     swift run -c release CableBench URL N SUBS
+//     e.g. swift run -c release CableBench ws://127.0.0.1:PORT/cable 100000 10
+//
+// Subscribes SUBS identifiers {"channel":"BenchChannel","sub":i} (i in 0..<SUBS) on one connection, through
+// the public API only (BenchClient). The clock starts once every subscription is confirmed. Each
+// subscription's loop counts the data messages it gets from `messages` until a message whose payload has
+// `"end": true`; the server sends one such end marker on every subscription after its N data messages
+// (round-robin over the subscriptions, see CableBenchServer), so the total is the sum over the loops.
+// Prints exactly one line `received <count> in <seconds> s` and exits 0 when count == N and nothing was
+// dropped, 1 otherwise (2 for bad arguments).
+
+import BenchSupport
+import Foundation
+
+let arguments = Array(CommandLine.arguments.dropFirst())
+guard arguments.count == 3, let url = URL(string: arguments[0]), let expected = Int(arguments[1]),
+    let subscriptionCount = Int(arguments[2]), expected >= 0, subscriptionCount > 0
+else {
+    FileHandle.standardError.write(Data("usage: CableBench URL N SUBS\n".utf8))
+    exit(2)
+}
+
+// The main thread waits on a semaphore rather than in `dispatch_main` (what a top-level `await` uses on
+// Linux): valgrind (callgrind) crashes on dispatch_main's sigsuspend, and this tool is meant to be profiled.
+let outcome = BenchClient.runBlocking(url: url, messages: expected, subscriptions: subscriptionCount)
+guard let outcome else { exit(1) }
+print("received \(outcome.count) in \(String(format: "%.3f", outcome.seconds)) s")
+if outcome.dropped > 0 { FileHandle.standardError.write(Data("CableBench: dropped \(outcome.dropped)\n".utf8)) }
+exit(outcome.count == expected && outcome.dropped == 0 ? 0 : 1)

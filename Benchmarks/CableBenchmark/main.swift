@@ -1,0 +1,136 @@
+// Inbound messages per second from the WebSocket frame to the app's `for await` loop, against the raw transport.
+//
+//     swift run -c release CableBenchmark [N]               (default N = 500000 messages per run)
+//     swift run -c release CableBenchmark --client-only N SUBS
+//
+// For 1 and for 1,000 subscriptions, an in-process CableSender (BenchSupport) streams the same pre-encoded
+// workload (64-byte `message` objects, round-robin, see CableWorkload) twice per repetition:
+// - transport: SocketTransport with a handler that only counts `.text` events (it sends the subscribe
+//   commands itself; the clock starts at the last confirm, as for the client);
+// - client: ActionCableClient through the public API (BenchClient), counted in the app's `for await` loops.
+// Best of 3 each; the ratio is client time / transport time (target: <= 2). `--client-only` runs one client
+// measurement alone and prints the process's peak RSS (getrusage ru_maxrss); the default mode runs it as a
+// child process for SUBS = 1 and 1000.
+
+#if os(Linux)
+    import BenchSupport
+    import CableReactive
+    import Foundation
+
+    #if canImport(FoundationNetworking)
+        import FoundationNetworking
+    #endif
+
+    /// Seconds for SocketTransport to deliver the workload's data messages (after welcome and confirms).
+    func measureTransport(_ workload: CableWorkload) -> Double {
+        let sender = CableSender()
+        sender.serve(workload)
+        final class Counter: @unchecked Sendable {
+            // Touched only by the connection's I/O thread (events are serial).
+            var count = 0
+            var start = DispatchTime.now()
+            var end = DispatchTime.now()
+        }
+        let counter = Counter()
+        let done = DispatchSemaphore(value: 0)
+        let ready = 1 + workload.subscriptions  // welcome + confirms
+        let total = ready + workload.messages
+        let request = URLRequest(url: URL(string: "ws://127.0.0.1:\(sender.port)/cable") ?? URL(fileURLWithPath: "/"))
+        let commands = (0..<workload.subscriptions).map { index in
+            #"{"command":"subscribe","identifier":"{\"channel\":\"BenchChannel\",\"sub\":\#(index)}"}"#
+        }
+        let box = ConnectionBox()
+        let connection = SocketTransport().connect(request: request, protocols: ["actioncable-v1-json"]) { event in
+            switch event {
+            case .opened:
+                break
+            case .text:
+                counter.count += 1
+                if counter.count == 1, let connection = box.connection {
+                    for command in commands { connection.send(text: command) }
+                }
+                if counter.count == ready { counter.start = .now() }
+                if counter.count == total {
+                    counter.end = .now()
+                    done.signal()
+                }
+            case .closed:
+                if counter.count < total { done.signal() }
+            }
+        }
+        box.connection = connection
+        done.wait()
+        connection.close(code: .normalClosure, reason: "")
+        precondition(counter.count >= total, "transport delivered \(counter.count) of \(total)")
+        return Double(counter.end.uptimeNanoseconds - counter.start.uptimeNanoseconds) / 1e9
+    }
+
+    /// Hands the connection to its own handler (set right after `connect`, read on the I/O thread after the
+    /// welcome arrived, which needs a round trip).
+    final class ConnectionBox: @unchecked Sendable {
+        var connection: (any WebSocketConnection)?
+    }
+
+    /// Seconds for the client to deliver the workload into the app's loops.
+    func measureClient(_ workload: CableWorkload) async -> Double {
+        let sender = CableSender()
+        sender.serve(workload)
+        guard let url = URL(string: "ws://127.0.0.1:\(sender.port)/cable"),
+            let outcome = try? await BenchClient.run(
+                url: url, messages: workload.messages, subscriptions: workload.subscriptions)
+        else { preconditionFailure("client run failed") }
+        precondition(
+            outcome.count == workload.messages && outcome.dropped == 0,
+            "client delivered \(outcome.count) of \(workload.messages), dropped \(outcome.dropped)")
+        return outcome.seconds
+    }
+
+    func peakRSSKiB() -> Int {
+        var usage = rusage()
+        getrusage(RUSAGE_SELF.rawValue, &usage)
+        return usage.ru_maxrss
+    }
+
+    /// Runs `--client-only N SUBS` as a child process and returns its peak RSS in KiB.
+    func childRSS(messages: Int, subscriptions: Int) -> Int? {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: CommandLine.arguments[0])
+        process.arguments = ["--client-only", String(messages), String(subscriptions)]
+        let pipe = Pipe()
+        process.standardOutput = pipe
+        guard (try? process.run()) != nil else { return nil }
+        let output = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        return output.split(separator: " ").last.flatMap { Int($0.trimmingCharacters(in: .whitespacesAndNewlines)) }
+    }
+
+    let arguments = Array(CommandLine.arguments.dropFirst())
+    if arguments.first == "--client-only", arguments.count == 3, let messages = Int(arguments[1]),
+        let subscriptions = Int(arguments[2])
+    {
+        let seconds = await measureClient(CableWorkload(messages: messages, subscriptions: subscriptions))
+        print(String(format: "client %.0f msgs/s, peak RSS KiB %d", Double(messages) / seconds, peakRSSKiB()))
+    } else {
+        let messages = arguments.first.flatMap { Int($0) } ?? 500_000
+        print("subs   transport msgs/s   client msgs/s   client/transport time   client-only peak RSS")
+        for subscriptions in [1, 1_000] {
+            let workload = CableWorkload(messages: messages, subscriptions: subscriptions)
+            var best = (transport: Double.infinity, client: Double.infinity)
+            for _ in 0..<3 {
+                best.transport = min(best.transport, measureTransport(workload))
+                best.client = min(best.client, await measureClient(workload))
+            }
+            let rss = childRSS(messages: messages, subscriptions: subscriptions)
+            let line = [
+                String(subscriptions).padding(toLength: 5, withPad: " ", startingAt: 0),
+                String(format: "%18.0f", Double(messages) / best.transport),
+                String(format: "%16.0f", Double(messages) / best.client),
+                String(format: "%24.2f", best.client / best.transport),
+                rss.map { String(format: "%17.1f MiB", Double($0) / 1024) } ?? "    ?",
+            ]
+            print(line.joined())
+        }
+    }
+#else
+    print("CableBenchmark uses SocketTransport and the loopback sender, which exist on Linux only.")
+#endif
