@@ -278,22 +278,19 @@ func connectionCount(_ control: String, user: String? = nil) async throws -> Int
 
 // MARK: - processes
 
-/// Runs a command to completion and returns its stdout; throws on a non-zero exit.
-@discardableResult
-func run(_ executable: String, _ arguments: [String]) throws -> String {
+/// Runs a command to completion; throws on a non-zero exit. Its stdout goes to /dev/null: a pipe would not
+/// see EOF while a server it started still holds an inherited copy of the write end.
+func run(_ executable: String, _ arguments: [String]) throws {
     let process = Process()
     process.executableURL = URL(fileURLWithPath: executable)
     process.arguments = arguments
-    let stdout = Pipe()
-    process.standardOutput = stdout
+    process.standardOutput = FileHandle.nullDevice
+    process.standardInput = FileHandle.nullDevice
     try process.run()
-    let data = stdout.fileHandleForReading.readDataToEndOfFile()
     process.waitUntilExit()
-    let text = String(decoding: data, as: UTF8.self)
     guard process.terminationStatus == 0 else {
         throw Failure("\(executable) \(arguments.joined(separator: " ")) exited \(process.terminationStatus)")
     }
-    return text
 }
 
 /// A puma started by a test (its own, so it can be stopped or killed); watched by this process's pid.
@@ -313,9 +310,12 @@ final class RailsServer: Sendable {
 
     /// `extra` are `Scripts/rails-server start` options (`--redis URL`, `--env K=V`).
     static func start(port: Int? = nil, _ extra: [String] = []) throws -> RailsServer {
-        var arguments = ["start", "--watch-pid", String(getpid()), "--max-lifetime", "900"] + extra
+        let out = NSTemporaryDirectory() + "/cable-integration-\(UUID().uuidString).out"
+        defer { try? FileManager.default.removeItem(atPath: out) }
+        var arguments = ["start", "--watch-pid", String(getpid()), "--max-lifetime", "900", "--out", out] + extra
         if let port { arguments += ["--port", String(port)] }
-        let output = try run(Env.root + "/Scripts/rails-server", arguments)
+        try run(Env.root + "/Scripts/rails-server", arguments)
+        let output = (try? String(contentsOfFile: out, encoding: .utf8)) ?? ""
         let fields = output.split(whereSeparator: \.isWhitespace)
         guard fields.count >= 2, let port = Int(fields[0]), let pid = Int32(fields[1]) else {
             throw Failure("rails-server start printed \(output)")
@@ -327,7 +327,7 @@ final class RailsServer: Sendable {
     func restarted() throws -> RailsServer { try Self.start(port: port, arguments) }
 
     /// TERM, then KILL after 5 s (`rails-server stop`): clients see a TCP close without a close frame.
-    func stop() { _ = try? run(Env.root + "/Scripts/rails-server", ["stop", String(pid)]) }
+    func stop() { try? run(Env.root + "/Scripts/rails-server", ["stop", String(pid)]) }
 
     /// SIGKILL to the process group: no close frame, no goodbye. Waits until the process is gone.
     func kill() throws {
