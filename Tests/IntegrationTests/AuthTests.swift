@@ -127,10 +127,12 @@ extension IntegrationTests {
         @Test func unauthorizedStops() async throws {
             let calls = Locked(0)
             let marker = unique("stop")
-            let client = try makeClient(try Env.railsURL(), query: "token=bogus-\(marker)", onUnauthorized: {
-                calls.withLock { $0 += 1 }
-                return false
-            })
+            let client = try makeClient(
+                try Env.railsURL(), query: "token=bogus-\(marker)",
+                onUnauthorized: {
+                    calls.withLock { $0 += 1 }
+                    return false
+                })
             defer { client.close() }
             let states = Recorder(client.state)
             client.connect()
@@ -148,10 +150,12 @@ extension IntegrationTests {
         /// `token_expired` (the fixture's own reason) goes through the same path and keeps its reason.
         @Test func tokenExpiredStopsWithItsReason() async throws {
             let calls = Locked(0)
-            let client = try makeClient(try Env.railsURL(), query: "token=expired", onUnauthorized: {
-                calls.withLock { $0 += 1 }
-                return false
-            })
+            let client = try makeClient(
+                try Env.railsURL(), query: "token=expired",
+                onUnauthorized: {
+                    calls.withLock { $0 += 1 }
+                    return false
+                })
             defer { client.close() }
             client.connect()
             let final = try await waitFor(client.state, 5, "stopped") {

@@ -80,7 +80,7 @@ extension IntegrationTests {
             let (client, subscription) = try await connected()
             defer { client.close() }
             let armed = try await HTTP.post(control + "/cut")
-            #expect(armed["armed"]?.intValue == 1)
+            #expect((armed["armed"]?.intValue ?? 0) >= 1)  // a closing connection of the previous test may still be counted
             _ = subscription.perform("echo", ["pad": .string(String(repeating: "y", count: 500))])
             try await waitFor(subscription.state, 10, "confirmed again") { $0 == .subscribed(confirmations: 2) }
             _ = try await echo(subscription)
@@ -121,7 +121,8 @@ extension IntegrationTests {
                 (try await HTTP.get(control + "/stats")["accepts"]?.arrayValue?.count ?? 0) >= wanted
             }
             try await HTTP.post(control + "/pass")
-            let accepts = (try await HTTP.get(control + "/stats")["accepts"]?.arrayValue ?? []).compactMap(\.doubleValue)
+            let accepts = (try await HTTP.get(control + "/stats")["accepts"]?.arrayValue ?? []).compactMap(
+                \.doubleValue)
             let gaps = zip(accepts.dropFirst(), accepts).map { $0 - $1 }.prefix(wanted - 1)
             let tolerance = 0.06
             var report: [String] = []

@@ -56,7 +56,8 @@ extension IntegrationTests {
             let buckets = Set(firstRetries.map { Int($0 / (minDelay / 5)) })
             print(
                 String(
-                    format: "herd: first retries %.3f…%.3f s after the outage, %d of 5 buckets; all back %.2f s after restart",
+                    format:
+                        "herd: first retries %.3f…%.3f s after the outage, %d of 5 buckets; all back %.2f s after restart",
                     firstRetries.first ?? -1, firstRetries.last ?? -1, buckets.count, recovered - back))
             #expect((firstRetries.last ?? 99) <= minDelay + 0.3)
             #expect((firstRetries.first ?? 99) <= minDelay / 5)
