@@ -80,7 +80,8 @@ extension IntegrationTests {
             let (client, subscription) = try await connected()
             defer { client.close() }
             let armed = try await HTTP.post(control + "/cut")
-            #expect((armed["armed"]?.intValue ?? 0) >= 1)  // a closing connection of the previous test may still be counted
+            // a closing connection of the previous test may still be counted
+            #expect((armed["armed"]?.intValue ?? 0) >= 1)
             _ = subscription.perform("echo", ["pad": .string(String(repeating: "y", count: 500))])
             try await waitFor(subscription.state, 10, "confirmed again") { $0 == .subscribed(confirmations: 2) }
             _ = try await echo(subscription)
