@@ -37,6 +37,13 @@ let package = Package(
             dependencies: ["CableReactive"],
             exclude: ["README.md"]
         ),
+        // The client against the real Rails fixture server, redis and the fault proxy; public API only.
+        // Disabled unless Scripts/test.d/50-rails-integration started the servers (see its README).
+        .testTarget(
+            name: "IntegrationTests",
+            dependencies: ["CableReactive", "Signals"],
+            exclude: ["README.md"]
+        ),
         .executableTarget(
             name: "SignalsBenchmark",
             dependencies: ["Signals"],
