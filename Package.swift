@@ -51,7 +51,7 @@ let package = Package(
         ),
         .executableTarget(
             name: "TransportBenchmark",
-            dependencies: ["CableReactive"],
+            dependencies: ["BenchSupport", "CableReactive"],
             path: "Benchmarks/TransportBenchmark"
         ),
         .executableTarget(

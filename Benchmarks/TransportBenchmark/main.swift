@@ -9,6 +9,7 @@
 // the ceiling. The ratio is ceiling / SocketTransport (1.0 = as fast as the bare loop).
 
 #if os(Linux)
+    import BenchSupport
     import CableReactive
     import Foundation
 
@@ -16,78 +17,29 @@
         import FoundationNetworking
     #endif
 
-    /// Encodes `count` unmasked server text frames of `payload` bytes each.
+    /// `count` unmasked server text frames of `payload` bytes each.
     func frames(payload: Int, count: Int) -> [UInt8] {
-        var frame: [UInt8] = [0x81]
-        if payload <= 125 {
-            frame.append(UInt8(payload))
-        } else {
-            frame += [126, UInt8(payload >> 8), UInt8(payload & 0xFF)]
-        }
-        frame += (0..<payload).map { UInt8(0x61 + $0 % 26) }
+        let frame = serverTextFrame((0..<payload).map { UInt8(0x61 + $0 % 26) })
         return Array([[UInt8]](repeating: frame, count: count).joined())
     }
 
-    /// A loopback listener that serves one connection per `serve` call.
-    final class Sender: @unchecked Sendable {
-        // Only `serve` (one thread at a time) touches the descriptor after init.
-        let listener: Int32
-        let port: Int
-
-        init() {
-            let listener = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-            self.listener = listener
-            var address = sockaddr_in()
-            address.sin_family = sa_family_t(AF_INET)
-            address.sin_addr.s_addr = UInt32(0x7F00_0001).bigEndian
-            var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-            _ = withUnsafeMutablePointer(to: &address) { pointer in
-                pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { socketAddress in
-                    bind(listener, socketAddress, length) == 0 && listen(listener, 4) == 0
-                        && getsockname(listener, socketAddress, &length) == 0
-                }
-            }
-            port = Int(UInt16(bigEndian: address.sin_port))
-        }
+    /// Serves one connection per `serve` call on the shared loopback listener.
+    final class Sender: Sendable {
+        let listener = LoopbackListener()
+        var port: Int { listener.port }
 
         /// On a new thread: accepts one client, answers its upgrade, sends `block` `repeats` times, then
         /// reads until the client closes.
         func serve(block: [UInt8], repeats: Int) {
-            Thread { [self] in
-                let fd = accept(listener, nil, nil)
+            Thread { [listener] in
+                guard let (fd, _) = listener.acceptUpgrade() else { return }
                 defer { close(fd) }
-                var buffer = [UInt8](repeating: 0, count: 16_384)
-                var head: [UInt8] = []
-                while head.firstRange(of: [13, 10, 13, 10]) == nil {
-                    let count = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
-                    guard count > 0 else { return }
-                    head += buffer[0..<count]
-                }
-                let text = String(decoding: head, as: UTF8.self)
-                let key =
-                    text.split(separator: "\r\n").first { $0.lowercased().hasPrefix("sec-websocket-key:") }
-                    .map { $0.dropFirst(18).trimmingCharacters(in: .whitespaces) } ?? ""
-                let answer = Array(
-                    ("HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
-                        + "Sec-WebSocket-Accept: \(AcceptKey.compute(forKey: key))\r\n\r\n").utf8)
-                guard sendAll(fd, answer) else { return }
                 for _ in 0..<repeats {
                     guard sendAll(fd, block) else { return }
                 }
+                var buffer = [UInt8](repeating: 0, count: 16_384)
                 while buffer.withUnsafeMutableBytes({ recv(fd, $0.baseAddress, $0.count, 0) }) > 0 {}
             }.start()
-        }
-
-        private func sendAll(_ fd: Int32, _ bytes: [UInt8]) -> Bool {
-            var offset = 0
-            while offset < bytes.count {
-                let sent = bytes.withUnsafeBytes { buffer in
-                    send(fd, buffer.baseAddress.map { $0 + offset }, buffer.count - offset, Int32(MSG_NOSIGNAL))
-                }
-                guard sent > 0 else { return false }
-                offset += sent
-            }
-            return true
         }
     }
 
