@@ -6,7 +6,7 @@ import Signals
     import FoundationNetworking
 #endif
 
-/// An in-memory ``WebSocketTransport`` that a test drives by hand: it records every connection and every
+/// An in-memory `WebSocketTransport` that a test drives by hand: it records every connection and every
 /// frame the client sends, and delivers the server's side when told to.
 ///
 /// ```swift
@@ -25,6 +25,7 @@ public final class FakeTransport: WebSocketTransport {
     private let connectionList = Locked<[Connection]>([])
     private let count = MutableStateValue(0)
 
+    /// A transport with no connections yet.
     public init() {}
 
     /// Every connection the client has asked for, oldest first.
@@ -36,6 +37,7 @@ public final class FakeTransport: WebSocketTransport {
     /// The connections that are open and not closed.
     public var openConnections: [Connection] { connections.filter { $0.isOpen } }
 
+    /// Records a new ``Connection`` in the connecting phase; nothing happens until the test calls ``Connection/open(subprotocol:)`` or ``Connection/fail(_:)``.
     public func connect(
         request: URLRequest,
         protocols: [String],
@@ -86,6 +88,7 @@ public final class FakeTransport: WebSocketTransport {
         /// Whether either side closed the connection.
         public var isClosed: Bool { state.withLock { $0.phase == .closed } }
 
+        /// Records `text` in ``sent`` and returns `true` while the connection is open; otherwise returns `false`.
         public func send(text: String) -> Bool {
             state.withLock { state in
                 guard state.phase == .open else { return false }
@@ -94,6 +97,7 @@ public final class FakeTransport: WebSocketTransport {
             }
         }
 
+        /// Records the close; ``finishClose()`` delivers the `.closed` event.
         public func close(code: WebSocketCloseCode, reason: String) {
             state.withLock { state in
                 guard state.phase != .closed else { return }

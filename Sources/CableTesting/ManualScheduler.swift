@@ -34,8 +34,10 @@ public final class ManualScheduler: CableScheduler, Sendable {
 
     private let state = Locked(State())
 
+    /// A clock at time zero with no work queued.
     public init() {}
 
+    /// The current time in seconds; it moves only with ``advance(by:)`` and ``advance(to:)``.
     public var now: TimeInterval { state.withLock { $0.now } }
 
     /// Every delay ever requested, in order.
@@ -49,6 +51,7 @@ public final class ManualScheduler: CableScheduler, Sendable {
     /// How many pieces of work are pending.
     public var pendingCount: Int { state.withLock { $0.items.count } }
 
+    /// Queues `work` to run when the clock reaches `now + delay`; records the delay in ``history``.
     public func schedule(after delay: TimeInterval, _ work: @escaping @Sendable () -> Void) -> any ScheduledWork {
         let id = state.withLock { state -> UInt64 in
             state.nextID += 1
@@ -136,10 +139,12 @@ public final class ManualScheduler: CableScheduler, Sendable {
 public struct SeededRandom: RandomNumberGenerator, Sendable {
     private var state: UInt64
 
+    /// A generator whose sequence is fixed by `seed`.
     public init(seed: UInt64) {
         state = seed
     }
 
+    /// The next value of the sequence (SplitMix64).
     public mutating func next() -> UInt64 {
         state &+= 0x9E37_79B9_7F4A_7C15
         var z = state

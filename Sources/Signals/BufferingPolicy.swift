@@ -44,6 +44,7 @@ public struct BufferingPolicy: Sendable, Hashable, CustomStringConvertible {
         }
     }
 
+    /// A short description, such as `bufferingNewest(128)`.
     public var description: String {
         switch kind {
         case .unbounded: "unbounded"

@@ -75,6 +75,7 @@ public final class EventStream<Element: Sendable>: Signal {
     /// Whether the stream has finished.
     public var isFinished: Bool { storage.isFinished }
 
+    /// Observes the stream's future events; see ``Signal/observeEvents(on:buffering:_:)``.
     public func observeEvents(
         on queue: DispatchQueue?,
         buffering: BufferingPolicy,
@@ -95,6 +96,7 @@ public final class MutableEventStream<Element: Sendable>: Signal {
     /// The read-only view to hand to other code.
     public let readOnly: EventStream<Element>
 
+    /// Creates a stream with no observers. Releasing it finishes the stream for every observer.
     public init() {
         readOnly = EventStream(storage: storage)
     }
@@ -117,6 +119,7 @@ public final class MutableEventStream<Element: Sendable>: Signal {
     /// Whether the stream has finished.
     public var isFinished: Bool { storage.isFinished }
 
+    /// Observes the stream's future events; see ``Signal/observeEvents(on:buffering:_:)``.
     public func observeEvents(
         on queue: DispatchQueue?,
         buffering: BufferingPolicy,

@@ -50,6 +50,8 @@ public final class Observation: Sendable, Hashable {
         set.insert(self)
     }
 
+    /// Observations are equal when they are the same token.
     public static func == (lhs: Observation, rhs: Observation) -> Bool { lhs === rhs }
+    /// Hashes the token's identity.
     public func hash(into hasher: inout Hasher) { hasher.combine(ObjectIdentifier(self)) }
 }

@@ -108,6 +108,7 @@ public struct AnySignal<Element: Sendable>: Signal {
         self.subscribe = subscribe
     }
 
+    /// Observes the wrapped signal; see ``Signal/observeEvents(on:buffering:_:)``.
     public func observeEvents(
         on queue: DispatchQueue?,
         buffering: BufferingPolicy,

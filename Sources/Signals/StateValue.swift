@@ -61,6 +61,7 @@ final class StateStorage<Value: Sendable>: Sendable {
 /// Threading: see ``Signal``. Observers run on the writer's thread unless they name a queue.
 /// Lifetime: a view keeps the storage alive; observations do not.
 public final class StateValue<Value: Sendable>: Signal {
+    /// The type of the held value.
     public typealias Element = Value
 
     let storage: StateStorage<Value>
@@ -72,6 +73,7 @@ public final class StateValue<Value: Sendable>: Signal {
     /// The current value.
     public var value: Value { storage.value }
 
+    /// Observes the current value at once, then every change; see ``Signal/observeEvents(on:buffering:_:)``.
     public func observeEvents(
         on queue: DispatchQueue?,
         buffering: BufferingPolicy,
@@ -95,6 +97,7 @@ public final class StateValue<Value: Sendable>: Signal {
 ///
 /// Threading: writes may come from any thread; observers follow the rules of ``Signal``.
 public final class MutableStateValue<Value: Sendable>: Signal {
+    /// The type of the held value.
     public typealias Element = Value
 
     let storage: StateStorage<Value>
@@ -120,6 +123,7 @@ public final class MutableStateValue<Value: Sendable>: Signal {
         try storage.update(body)
     }
 
+    /// Observes the current value at once, then every change; see ``Signal/observeEvents(on:buffering:_:)``.
     public func observeEvents(
         on queue: DispatchQueue?,
         buffering: BufferingPolicy,

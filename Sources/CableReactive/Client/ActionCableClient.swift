@@ -47,7 +47,7 @@ public final class ActionCableClient: Sendable {
     ///   - url: the cable endpoint, `ws` or `wss` with a host, e.g. `wss://example.com/cable`.
     ///   - options: timing and buffer options; see ``CableOptions``.
     ///   - canConnect: a gate; the client connects only while it is `true`. Combine app conditions with
-    ///     ``Signals/combineLatest(_:_:_:)``, e.g. logged in && online && in the foreground.
+    ///     `combineLatest` from Signals, e.g. logged in && online && in the foreground.
     ///   - transport: the WebSocket implementation; the platform default if omitted.
     ///   - scheduler: the clock and timers; inject a manual one in tests.
     ///   - random: the source of jitter.

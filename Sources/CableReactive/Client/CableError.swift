@@ -17,10 +17,15 @@ public struct CableError: Error, Hashable, Sendable, CustomStringConvertible {
     public enum Code: Hashable, Sendable {
         /// The URL is not `ws` or `wss` with a host. The URL itself is not kept: it may hold a token.
         case invalidURL
+        /// An option is out of range; the text names the option and the rule.
         case invalidOption(String)
+        /// The subscription parameters have no `channel` string.
         case missingChannel
+        /// An `Encodable` value could not be encoded as JSON.
         case unencodableData
+        /// Parameters or `perform` data must encode to a JSON object.
         case dataNotObject
+        /// A live subscription with the same identifier exists on this client.
         case duplicateSubscription(identifier: String)
     }
 
@@ -37,10 +42,12 @@ public struct CableError: Error, Hashable, Sendable, CustomStringConvertible {
         self.line = line
     }
 
+    /// Errors are equal when their codes are; the file and line are diagnostics.
     public static func == (lhs: CableError, rhs: CableError) -> Bool {
         lhs.code == rhs.code
     }
 
+    /// Hashes the code.
     public func hash(into hasher: inout Hasher) {
         hasher.combine(code)
     }
@@ -79,6 +86,7 @@ public struct CableError: Error, Hashable, Sendable, CustomStringConvertible {
         CableError(.duplicateSubscription(identifier: identifier), file: file, line: line)
     }
 
+    /// A log-safe description of the error.
     public var description: String {
         switch code {
         case .invalidURL:

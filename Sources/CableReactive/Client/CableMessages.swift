@@ -1,7 +1,7 @@
 import Dispatch
 import Signals
 
-/// A subscription's messages: an `AsyncSequence` and a ``Signal`` over its bounded buffer.
+/// A subscription's messages: an `AsyncSequence` and a Signals `Signal` over its bounded buffer.
 ///
 /// Messages wait in the subscription's buffer (``CableOptions/messageBufferSize``, newest kept) until
 /// consumed, so nothing is lost between subscribing and starting a loop. One consumer at a time: a second,
@@ -25,6 +25,7 @@ public struct CableMessages<Element: Sendable>: AsyncSequence, Signal {
     /// How many messages the subscription's buffer has dropped because it was full.
     public var droppedCount: Int { buffer.droppedCount }
 
+    /// Starts reading the subscription's buffer; use one loop per sequence (a single consumer).
     public func makeAsyncIterator() -> Iterator {
         Iterator(consumer: Consumer(buffer: buffer), transform: transform)
     }
@@ -34,6 +35,7 @@ public struct CableMessages<Element: Sendable>: AsyncSequence, Signal {
         let consumer: Consumer
         let transform: @Sendable (JSONValue) -> Element?
 
+        /// The next buffered message, waiting for one; `nil` once the subscription has ended and the buffer is empty.
         public mutating func next() async -> Element? {
             guard let id = consumer.id else { return nil }
             while let message = await consumer.buffer.next(for: id) {
@@ -43,6 +45,7 @@ public struct CableMessages<Element: Sendable>: AsyncSequence, Signal {
         }
     }
 
+    /// Observes messages as they arrive; see `Signal.observeEvents(on:buffering:_:)` in Signals.
     public func observeEvents(
         on queue: DispatchQueue?,
         buffering: BufferingPolicy,

@@ -28,6 +28,7 @@ public struct CableOptions: Sendable, Hashable {
     /// How many undelivered messages each subscription keeps; when full, the oldest is dropped and counted.
     public var messageBufferSize: Int = 128
 
+    /// The default options: the table in the type's documentation.
     public init() {}
 
     /// Checks every option; construction of a client calls this.

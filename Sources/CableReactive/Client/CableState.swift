@@ -20,6 +20,8 @@ public enum CableState: Sendable, Hashable, CustomStringConvertible {
     /// Closed for good.
     case closed
 
+    /// A readable description, such as `connecting(attempt: 2)`. It includes a stop reason, which comes
+    /// from the server; the client's own logs print only the state's name.
     public var description: String {
         switch self {
         case .disconnected: "disconnected"
@@ -60,6 +62,7 @@ public enum SubscriptionState: Sendable, Hashable, CustomStringConvertible {
     /// Ended for good.
     case unsubscribed
 
+    /// A readable description, such as `subscribed(confirmations: 1)`.
     public var description: String {
         switch self {
         case .pending: "pending"

@@ -3,7 +3,7 @@ import Signals
 
 /// One channel subscription of an ``ActionCableClient``.
 ///
-/// Created by ``ActionCableClient/subscribe(_:)``. It is (re)sent after every welcome until the server
+/// Created by ``ActionCableClient/subscribe(_:)-(JSONValue)``. It is (re)sent after every welcome until the server
 /// confirms or rejects it, and its messages wait in a bounded buffer until you consume them.
 ///
 /// ```swift

@@ -58,6 +58,7 @@ public struct JSONParseError: Error, Hashable, Sendable, CustomStringConvertible
         /// Non-whitespace after the end of the top-level value.
         public static let trailingCharacters = Kind(.trailingCharacters)
 
+        /// A short description of the kind.
         public var description: String {
             switch code {
             case .unexpectedEndOfInput: "unexpected end of input"
@@ -87,6 +88,7 @@ public struct JSONParseError: Error, Hashable, Sendable, CustomStringConvertible
         self.offset = offset
     }
 
+    /// The kind and byte offset; never the input itself.
     public var description: String {
         "JSON parse error: \(kind) at byte \(offset)"
     }

@@ -13,6 +13,7 @@ public struct JSONEncodingError: Error, Hashable, Sendable, CustomStringConverti
     /// The value contains a `.double` that is NaN or infinite; JSON has no way to write it.
     public static let nonFiniteNumber = JSONEncodingError(.nonFiniteNumber)
 
+    /// A short description of what could not be encoded.
     public var description: String {
         switch code {
         case .nonFiniteNumber: "JSON encoding error: a number is NaN or infinite"

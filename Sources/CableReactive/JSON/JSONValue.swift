@@ -32,6 +32,7 @@ public enum JSONValue: Sendable {
 // MARK: - Equality and hashing
 
 extension JSONValue: Hashable {
+    /// Structural equality; numbers compare by value, so `1` equals `1.0`.
     public static func == (lhs: JSONValue, rhs: JSONValue) -> Bool {
         switch (lhs, rhs) {
         case (.null, .null):
@@ -55,6 +56,7 @@ extension JSONValue: Hashable {
         }
     }
 
+    /// Hashes consistently with `==`.
     public func hash(into hasher: inout Hasher) {
         switch self {
         case .null:
@@ -89,36 +91,42 @@ extension JSONValue: Hashable {
 // MARK: - Literals
 
 extension JSONValue: ExpressibleByNilLiteral {
+    /// `nil` is JSON `null`.
     public init(nilLiteral: ()) {
         self = .null
     }
 }
 
 extension JSONValue: ExpressibleByBooleanLiteral {
+    /// A Boolean literal is a JSON `true` or `false`.
     public init(booleanLiteral value: Bool) {
         self = .bool(value)
     }
 }
 
 extension JSONValue: ExpressibleByIntegerLiteral {
+    /// An integer literal is a JSON number.
     public init(integerLiteral value: Int) {
         self = .int(value)
     }
 }
 
 extension JSONValue: ExpressibleByFloatLiteral {
+    /// A floating-point literal is a JSON number.
     public init(floatLiteral value: Double) {
         self = .double(value)
     }
 }
 
 extension JSONValue: ExpressibleByStringLiteral {
+    /// A string literal is a JSON string.
     public init(stringLiteral value: String) {
         self = .string(value)
     }
 }
 
 extension JSONValue: ExpressibleByArrayLiteral {
+    /// An array literal is a JSON array.
     public init(arrayLiteral elements: JSONValue...) {
         self = .array(elements)
     }

@@ -7,13 +7,19 @@ import Signals
 
 /// The severity of a log line.
 public enum CableLogLevel: Int, Sendable, Comparable, CaseIterable, CustomStringConvertible {
+    /// Details for debugging: ignored input, timers, transport events.
     case debug
+    /// State changes: connected, subscribed, reconnecting.
     case info
+    /// Something the app may want to know: dropped messages, a rejected subscription.
     case warn
+    /// A failure the client cannot recover from on its own, such as a stop.
     case error
 
+    /// Orders levels from `debug` to `error`.
     public static func < (lhs: CableLogLevel, rhs: CableLogLevel) -> Bool { lhs.rawValue < rhs.rawValue }
 
+    /// The level's name in capitals, as printed in log lines.
     public var description: String {
         switch self {
         case .debug: "DEBUG"

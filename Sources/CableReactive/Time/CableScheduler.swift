@@ -21,6 +21,7 @@ public protocol CableScheduler: Sendable {
 }
 
 extension CableScheduler {
+    /// Runs `work` soon, in call order, on a serial queue shared by all schedulers that keep this default.
     public func perform(_ work: @escaping @Sendable () -> Void) {
         sharedCallbackQueue.async(execute: work)
     }
@@ -46,12 +47,15 @@ public struct DispatchScheduler: CableScheduler {
         callbackQueue = DispatchQueue(label: "CableReactive.callbacks", target: queue)
     }
 
+    /// Runs `work` soon, in call order, on this scheduler's serial callback queue.
     public func perform(_ work: @escaping @Sendable () -> Void) {
         callbackQueue.async(execute: work)
     }
 
+    /// Seconds of monotonic uptime.
     public var now: TimeInterval { Double(DispatchTime.now().uptimeNanoseconds) / 1e9 }
 
+    /// Runs `work` on the scheduler's queue after `delay` seconds, unless cancelled first.
     public func schedule(after delay: TimeInterval, _ work: @escaping @Sendable () -> Void) -> any ScheduledWork {
         let item = DispatchWorkItem(block: work)
         queue.asyncAfter(deadline: .now() + max(delay, 0), execute: item)

@@ -70,7 +70,9 @@ public enum WebSocketCloseInfo: Sendable, Equatable {
 
 /// A WebSocket close status code (RFC 6455 §7.4).
 public struct WebSocketCloseCode: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
+    /// The numeric code.
     public var rawValue: UInt16
+    /// A code from its number; any value is accepted, including private-use codes (4000–4999).
     public init(rawValue: UInt16) { self.rawValue = rawValue }
 
     /// 1000: the purpose of the connection is fulfilled.
@@ -96,6 +98,7 @@ public struct WebSocketCloseCode: RawRepresentable, Hashable, Sendable, CustomSt
     /// 1011: the server met an unexpected condition.
     public static let internalServerError = WebSocketCloseCode(rawValue: 1011)
 
+    /// The number, such as `1000`.
     public var description: String { String(rawValue) }
 }
 
@@ -131,6 +134,7 @@ public struct WebSocketError: Error, Hashable, Sendable, CustomStringConvertible
     /// A short, log-safe explanation.
     public var detail: String
 
+    /// An error of `kind`, with a log-safe `detail`.
     public init(_ kind: Kind, detail: String = "") {
         self.kind = kind
         self.detail = detail
@@ -142,11 +146,13 @@ public struct WebSocketError: Error, Hashable, Sendable, CustomStringConvertible
         return nil
     }
 
+    /// The kind and detail; log-safe.
     public var description: String { detail.isEmpty ? "\(kind)" : "\(kind): \(detail)" }
 
     /// Errors are equal when their kinds are: `detail` is diagnostics, not identity, so
     /// `error == WebSocketError(.timeout)` holds whatever the detail says.
     public static func == (lhs: WebSocketError, rhs: WebSocketError) -> Bool { lhs.kind == rhs.kind }
 
+    /// Hashes the kind only, consistently with `==`.
     public func hash(into hasher: inout Hasher) { hasher.combine(kind) }
 }

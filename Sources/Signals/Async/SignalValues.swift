@@ -10,11 +10,13 @@
 /// }
 /// ```
 public struct SignalValues<Base: Signal>: AsyncSequence, Sendable {
+    /// The values the base signal emits.
     public typealias Element = Base.Element
 
     let base: Base
     let buffering: BufferingPolicy
 
+    /// Starts observing the base signal; observation ends when the iterator is released or the loop ends.
     public func makeAsyncIterator() -> Iterator {
         Iterator(storage: IteratorStorage(base: base, buffering: buffering))
     }
