@@ -34,7 +34,7 @@ let package = Package(
         // Tests/Fixtures/wspeer); needs the venv from Scripts/install-deps and the `openssl` CLI.
         .testTarget(
             name: "TransportIntegrationTests",
-            dependencies: ["CableReactive"],
+            dependencies: ["CableReactive", "Signals"],
             exclude: ["README.md"]
         ),
         // The client against the real Rails fixture server, redis and the fault proxy; public API only.

@@ -163,3 +163,43 @@
         }
     }
 #endif
+
+#if os(Linux)
+    import CableReactive
+    import Foundation
+    import Signals
+    import Testing
+
+    #if canImport(FoundationNetworking)
+        import FoundationNetworking
+    #endif
+
+    extension TransportIntegrationTests {
+        @Test("reports the end of each read after its messages, on the handler's thread")
+        func reportsBatchEnds() throws {
+            let peer = try Peers.plain.get()
+            let recorder = EventRecorder()
+            // How many texts the handler had seen at each end of a read.
+            let ends = Locked<[Int]>([])
+            let texts = Locked(0)
+            let request = URLRequest(url: try #require(URL(string: "ws://127.0.0.1:\(peer.port)/echo")))
+            let connection = SocketTransport().connect(
+                request: request, protocols: [],
+                handler: { event in
+                    if case .text = event { texts.withLock { $0 += 1 } }
+                    recorder.handler(event)
+                },
+                batchEnded: { ends.withLock { $0.append(texts.withLock { $0 }) } }
+            )
+            recorder.waitOpened()
+            let messages = (0..<300).map { "message \($0)" }
+            for message in messages { #expect(connection.send(text: message)) }
+            #expect(recorder.waitTexts(300) == messages)
+            connection.close(code: .normalClosure, reason: "")
+            _ = recorder.waitClosed()
+            let marks = ends.withLock { $0 }
+            #expect(marks.last == 300, "every message is followed by the end of its read")
+            #expect(marks == marks.sorted())
+        }
+    }
+#endif

@@ -143,11 +143,7 @@ final class ClientEngine: Sendable {
         case .openTransport(let id):
             guard let request = core.request, request.id == id else { return }
             core.request = nil
-            let connection = transport.connect(request: request.request, protocols: Self.protocols) {
-                [weak self] event in
-                self?.transportEvent(event, id: id)
-            }
-            core.connection = (id, connection)
+            core.connection = (id, openTransport(request.request, id: id))
         case .closeTransport(let id):
             if let open = core.connection, open.id == id {
                 open.connection.close(code: .normalClosure, reason: "")
@@ -227,13 +223,29 @@ final class ClientEngine: Sendable {
 
     // MARK: transport events
 
-    private func transportEvent(_ event: WebSocketEvent, id: UInt64) {
+    /// Connects, with a ``DeliveryBatch`` when the transport reports the end of each read.
+    private func openTransport(_ request: URLRequest, id: UInt64) -> any WebSocketConnection {
+        guard let batching = transport as? any BatchReportingTransport else {
+            return transport.connect(request: request, protocols: Self.protocols) { [weak self] event in
+                self?.transportEvent(event, id: id, batch: nil)
+            }
+        }
+        let batch = DeliveryBatch()
+        return batching.connect(
+            request: request, protocols: Self.protocols,
+            handler: { [weak self] event in self?.transportEvent(event, id: id, batch: batch) },
+            batchEnded: { batch.flush() }
+        )
+    }
+
+    private func transportEvent(_ event: WebSocketEvent, id: UInt64, batch: DeliveryBatch?) {
         switch event {
         case .opened:
             break
         case .text(let text):
-            inbound(text, id: id)
+            inbound(text, id: id, batch: batch)
         case .closed(let info):
+            batch?.flush()
             var unauthorized = false
             if case .failed(let error) = info, let status = error.httpStatus, status == 401 || status == 403 {
                 unauthorized = true
@@ -261,7 +273,7 @@ final class ClientEngine: Sendable {
     }
 
     /// The hot path: one JSON parse outside the lock, a short locked routing step, the push outside it.
-    private func inbound(_ text: String, id: UInt64) {
+    private func inbound(_ text: String, id: UInt64, batch: DeliveryBatch?) {
         guard let frame = CableProtocol.decode(text) else {
             core.withLock { _ = $0.machine.noteFrame(id: id, now: scheduler.now) }
             CableLog.emit(LogEvent(level: .debug, name: "bad_frame", fields: []), host: host)
@@ -274,7 +286,7 @@ final class ClientEngine: Sendable {
                 return core.routes[identifier]
             }
             if let box {
-                box.buffer.push(message)
+                box.buffer.push(message, batch: batch)
             } else {
                 CableLog.emit(LogEvent(level: .debug, name: "unknown_identifier", fields: []), host: host)
             }

@@ -14,6 +14,8 @@ final class MessageBuffer: Sendable {
         var observer: Observer?
         var overflowing = false
         var episodeDrops = 0
+        /// Messages wait in `buffer` for a ``DeliveryBatch`` to wake `waiter`.
+        var wakePending = false
     }
 
     private struct Observer: Sendable {
@@ -36,14 +38,29 @@ final class MessageBuffer: Sendable {
 
     var droppedCount: Int { state.withLock { $0.buffer.droppedCount } }
 
+    /// Whether a consumer is suspended waiting for a message (for tests).
+    var hasWaiter: Bool { state.withLock { $0.waiter != nil } }
+
     /// Adds a message. Runs on the network thread; never blocks.
-    func push(_ message: JSONValue) {
+    ///
+    /// With a `batch`, a waiting consumer is woken when the batch ends (one wake-up per network read), or
+    /// at once when half the buffer is waiting, so deferring never costs a drop.
+    func push(_ message: JSONValue, batch: DeliveryBatch? = nil) {
         var warn = false
         let action = state.withLock { state -> PushAction in
             guard !state.finished else { return .none }
             if let waiter = state.waiter {
+                if batch != nil && state.buffer.count < max(1, state.buffer.limit / 2) {
+                    _ = state.buffer.push(message)  // below the limit: never drops
+                    guard !state.wakePending else { return .none }
+                    state.wakePending = true
+                    return .deferWake
+                }
                 state.waiter = nil
-                return .resume(waiter, message)
+                state.wakePending = false
+                guard let first = state.buffer.popFirst() else { return .resume(waiter, message) }
+                _ = state.buffer.push(message)
+                return .resume(waiter, first)
             }
             if state.buffer.push(message) {
                 state.episodeDrops += 1
@@ -57,6 +74,19 @@ final class MessageBuffer: Sendable {
         if warn {
             CableLog.emit(LogEvent(level: .warn, name: "buffer_overflow", fields: [.subscription(serial)]), host: host)
         }
+        if case .deferWake = action { batch?.add(self) }
+        run(action)
+    }
+
+    /// Hands a deferred message to the waiting consumer; see ``push(_:batch:)``.
+    func wake() {
+        let action = state.withLock { state -> PushAction in
+            guard state.wakePending else { return .none }
+            state.wakePending = false
+            guard let waiter = state.waiter, let first = state.buffer.popFirst() else { return .none }
+            state.waiter = nil
+            return .resume(waiter, first)
+        }
         run(action)
     }
 
@@ -67,7 +97,8 @@ final class MessageBuffer: Sendable {
             state.finished = true
             if let waiter = state.waiter {
                 state.waiter = nil
-                return .resume(waiter, nil)
+                state.wakePending = false
+                return .resume(waiter, state.buffer.popFirst())
             }
             return Self.claimObserverDrain(&state)
         }
@@ -76,6 +107,7 @@ final class MessageBuffer: Sendable {
 
     private enum PushAction {
         case none
+        case deferWake
         case resume(CheckedContinuation<JSONValue?, Never>, JSONValue?)
         case drain(Observer)
     }
@@ -89,7 +121,7 @@ final class MessageBuffer: Sendable {
 
     private func run(_ action: PushAction) {
         switch action {
-        case .none: break
+        case .none, .deferWake: break
         case .resume(let waiter, let message): waiter.resume(returning: message)
         case .drain(let observer): observer.executor.run { self.drain(observer.id) }
         }

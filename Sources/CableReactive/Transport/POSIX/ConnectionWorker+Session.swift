@@ -36,6 +36,7 @@
             var output: [UInt8] = []
             var input = leftover
             session.receive(&input, output: &output) { deliver(.text($0)) }
+            batchEnded()
             var closeDeadline: Deadline?
             do {
                 while session.outcome == nil {
@@ -65,6 +66,7 @@
                     if readiness.readable {
                         let open = try stream.readAvailable { chunk in
                             session.receive(&chunk, output: &output) { deliver(.text($0)) }
+                            batchEnded()
                         }
                         if !open { session.connectionLost() }
                     }

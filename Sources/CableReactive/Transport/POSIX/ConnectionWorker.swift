@@ -22,6 +22,8 @@
         let protocols: [String]
         let options: SocketTransport.Options
         private var handler: (@Sendable (WebSocketEvent) -> Void)?
+        /// Called after the `.text` events of each read; see ``BatchReportingTransport``.
+        let batchEnded: @Sendable () -> Void
         private var random: any RandomNumberGenerator
         private var stream: SocketStream?
 
@@ -30,13 +32,15 @@
             request: URLRequest,
             protocols: [String],
             options: SocketTransport.Options,
-            handler: @escaping @Sendable (WebSocketEvent) -> Void
+            handler: @escaping @Sendable (WebSocketEvent) -> Void,
+            batchEnded: @escaping @Sendable () -> Void
         ) {
             self.connection = connection
             self.request = request
             self.protocols = protocols
             self.options = options
             self.handler = handler
+            self.batchEnded = batchEnded
             random = options.makeRandomNumberGenerator()
         }
 

@@ -114,6 +114,18 @@
             protocols: [String],
             handler: @escaping @Sendable (WebSocketEvent) -> Void
         ) -> any WebSocketConnection {
+            connect(request: request, protocols: protocols, handler: handler, batchEnded: {})
+        }
+    }
+
+    extension SocketTransport: BatchReportingTransport {
+        /// ``connect(request:protocols:handler:)``, calling `batchEnded` after the messages of each read.
+        package func connect(
+            request: URLRequest,
+            protocols: [String],
+            handler: @escaping @Sendable (WebSocketEvent) -> Void,
+            batchEnded: @escaping @Sendable () -> Void
+        ) -> any WebSocketConnection {
             let connection = SocketConnection(maxPendingBytes: options.maxPendingSendBytes)
             let options = options
             let thread = Thread {
@@ -122,7 +134,8 @@
                     request: request,
                     protocols: protocols,
                     options: options,
-                    handler: handler
+                    handler: handler,
+                    batchEnded: batchEnded
                 ).run()
             }
             thread.name = "CableReactive.SocketTransport"
