@@ -8,7 +8,8 @@
 // - transport: SocketTransport with a handler that only counts `.text` events (it sends the subscribe
 //   commands itself; the clock starts at the last confirm, as for the client);
 // - client: ActionCableClient through the public API (BenchClient), counted in the app's `for await` loops.
-// Best of 3 each; the ratio is client time / transport time (target: <= 2). `--client-only` runs one client
+// Best of 3 each; the ratio is client time / transport time (target: <= 2). The transport run takes
+// each message as UTF-8 bytes (TextReceiver), the path the client itself uses. `--client-only` runs one client
 // measurement alone and prints the process's peak RSS (getrusage ru_maxrss); the default mode runs it as a
 // child process for SUBS = 1 and 1000.
 
@@ -40,11 +41,9 @@
             #"{"command":"subscribe","identifier":"{\"channel\":\"BenchChannel\",\"sub\":\#(index)}"}"#
         }
         let box = ConnectionBox()
-        let connection = SocketTransport().connect(request: request, protocols: ["actioncable-v1-json"]) { event in
-            switch event {
-            case .opened:
-                break
-            case .text:
+        // The client's own path through the transport: each message's UTF-8 bytes, no String.
+        let receiver = TextReceiver(
+            text: { _ in
                 counter.count += 1
                 if counter.count == 1, let connection = box.connection {
                     for command in commands { connection.send(text: command) }
@@ -54,9 +53,13 @@
                     counter.end = .now()
                     done.signal()
                 }
-            case .closed:
-                if counter.count < total { done.signal() }
-            }
+            },
+            batchEnded: {}
+        )
+        let connection = SocketTransport().connect(
+            request: request, protocols: ["actioncable-v1-json"], receiver: receiver
+        ) { event in
+            if case .closed = event, counter.count < total { done.signal() }
         }
         box.connection = connection
         done.wait()
@@ -112,7 +115,9 @@
         print(String(format: "client %.0f msgs/s, peak RSS KiB %d", Double(messages) / seconds, peakRSSKiB()))
     } else {
         let messages = arguments.first.flatMap { Int($0) } ?? 500_000
-        print("subs   transport msgs/s   client msgs/s   client/transport time   client-only peak RSS")
+        print(
+            "subs   transport msgs/s   client msgs/s   client/transport time   client-only peak RSS"
+                + "   (same, 1 message: the process floor)")
         for subscriptions in [1, 1_000] {
             let workload = CableWorkload(messages: messages, subscriptions: subscriptions)
             var best = (transport: Double.infinity, client: Double.infinity)
@@ -121,12 +126,14 @@
                 best.client = min(best.client, await measureClient(workload))
             }
             let rss = childRSS(messages: messages, subscriptions: subscriptions)
+            let floor = childRSS(messages: subscriptions, subscriptions: subscriptions)
             let line = [
                 String(subscriptions).padding(toLength: 5, withPad: " ", startingAt: 0),
                 String(format: "%18.0f", Double(messages) / best.transport),
                 String(format: "%16.0f", Double(messages) / best.client),
                 String(format: "%24.2f", best.client / best.transport),
                 rss.map { String(format: "%17.1f MiB", Double($0) / 1024) } ?? "    ?",
+                floor.map { String(format: "%17.1f MiB", Double($0) / 1024) } ?? "    ?",
             ]
             print(line.joined())
         }

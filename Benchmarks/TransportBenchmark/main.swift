@@ -4,9 +4,11 @@
 //
 // For each payload size, an in-process sender thread answers the upgrade and then streams
 // pre-encoded, unmasked text frames over loopback TCP as fast as `send` allows. The same byte stream
-// is read twice: once by SocketTransport (frames parsed, UTF-8 checked, a String delivered to the
-// handler per message) and once by a minimal blocking `recv` loop that only counts bytes, which is
-// the ceiling. The ratio is ceiling / SocketTransport (1.0 = as fast as the bare loop).
+// is read three times: by SocketTransport delivering a `.text(String)` event per message, by
+// SocketTransport handing each message's UTF-8 bytes to a `TextReceiver` (the path ActionCableClient
+// uses; frames parsed and UTF-8 checked the same way), and by a minimal blocking `recv` loop that only
+// counts bytes, which is the ceiling. The ratio is SocketTransport time / ceiling time (1.0 = as fast
+// as the bare loop; the target is 2 or less).
 
 #if os(Linux)
     import BenchSupport
@@ -43,8 +45,9 @@
         }
     }
 
-    /// Seconds for SocketTransport to deliver `messages` text messages.
-    func measureTransport(sender: Sender, block: [UInt8], repeats: Int, messages: Int) -> Double {
+    /// Seconds for SocketTransport to deliver `messages` text messages: as `.text(String)` events, or (`bytes`)
+    /// as UTF-8 bytes to a `TextReceiver`, the path ActionCableClient uses.
+    func measureTransport(sender: Sender, block: [UInt8], repeats: Int, messages: Int, bytes: Bool) -> Double {
         sender.serve(block: block, repeats: repeats)
         let done = DispatchSemaphore(value: 0)
         final class Counter: @unchecked Sendable {
@@ -57,20 +60,27 @@
         var options = SocketTransport.Options()
         options.maxFrameSize = 1 << 16
         let request = URLRequest(url: URL(string: "ws://127.0.0.1:\(sender.port)/") ?? URL(fileURLWithPath: "/"))
-        let connection = SocketTransport(options: options).connect(request: request, protocols: []) { event in
-            switch event {
-            case .opened:
-                counter.start = .now()
-            case .text:
-                counter.count += 1
-                if counter.count == messages {
-                    counter.end = .now()
-                    done.signal()
-                }
-            case .closed:
-                if counter.count < messages { done.signal() }
+        let count: @Sendable () -> Void = {
+            counter.count += 1
+            if counter.count == messages {
+                counter.end = .now()
+                done.signal()
             }
         }
+        let handler: @Sendable (WebSocketEvent) -> Void = { event in
+            switch event {
+            case .opened: counter.start = .now()
+            case .text: count()
+            case .closed: if counter.count < messages { done.signal() }
+            }
+        }
+        let transport = SocketTransport(options: options)
+        let connection =
+            bytes
+            ? transport.connect(
+                request: request, protocols: [], receiver: TextReceiver(text: { _ in count() }, batchEnded: {}),
+                handler: handler)
+            : transport.connect(request: request, protocols: [], handler: handler)
         done.wait()
         connection.close(code: .normalClosure, reason: "")
         precondition(counter.count == messages, "transport delivered \(counter.count) of \(messages)")
@@ -115,23 +125,32 @@
 
     /// Seconds for WebSocketSession alone (no sockets, no threads) to turn `block` into messages
     /// `repeats` times: the cost of parsing, UTF-8 checking and String creation per message.
-    func measureSessionOnly(block: [UInt8], repeats: Int) -> (seconds: Double, messages: Int) {
+    func measureSessionOnly(block: [UInt8], repeats: Int, strings: Bool) -> (seconds: Double, messages: Int) {
         var session = WebSocketSession(
             maxFrameSize: 1 << 16, maxMessageSize: 1 << 20, random: SystemRandomNumberGenerator())
         var output: [UInt8] = []
         var messages = 0
+        var bytes = 0
         let start = DispatchTime.now()
         for _ in 0..<repeats {
             var input = block[...]
-            session.receive(&input, output: &output) { _ in messages += 1 }
+            if strings {
+                session.receive(&input, output: &output) { (text: String) in messages += 1 }
+            } else {
+                session.receive(&input, output: &output) { (utf8: UnsafeBufferPointer<UInt8>) in
+                    messages += 1
+                    bytes &+= utf8.count
+                }
+            }
         }
+        precondition(strings || bytes > 0)
         let end = DispatchTime.now()
         return (Double(end.uptimeNanoseconds - start.uptimeNanoseconds) / 1e9, messages)
     }
 
     let sender = Sender()
     let volume = 256 << 20  // bytes per measurement
-    print("payload   transport frames/s   transport MB/s   recv-loop MB/s   ratio (limit/transport)")
+    print("payload   delivery  transport frames/s   transport MB/s   recv-loop MB/s   ratio (limit/transport)")
     // Optional arguments: payload sizes to run instead of the default three.
     let sizes = CommandLine.arguments.dropFirst().compactMap { Int($0) }.filter { $0 > 0 && $0 <= 65_535 }
     for payload in sizes.isEmpty ? [64, 512, 4096] : sizes {
@@ -140,29 +159,36 @@
         let block = frames(payload: payload, count: framesPerBlock)
         let repeats = volume / block.count
         let messages = framesPerBlock * repeats
-        var best = (transport: Double.infinity, baseline: Double.infinity)
+        var best = (strings: Double.infinity, bytes: Double.infinity, baseline: Double.infinity)
         for _ in 0..<3 {
-            best.transport = min(
-                best.transport, measureTransport(sender: sender, block: block, repeats: repeats, messages: messages))
+            best.strings = min(
+                best.strings,
+                measureTransport(sender: sender, block: block, repeats: repeats, messages: messages, bytes: false))
+            best.bytes = min(
+                best.bytes,
+                measureTransport(sender: sender, block: block, repeats: repeats, messages: messages, bytes: true))
             best.baseline = min(best.baseline, measureBaseline(sender: sender, block: block, repeats: repeats))
         }
-        let bytes = Double(block.count * repeats)
-        let transportMBs = bytes / best.transport / 1e6
-        let baselineMBs = bytes / best.baseline / 1e6
-        let line = [
-            String(payload).padding(toLength: 10, withPad: " ", startingAt: 0),
-            String(format: "%18.0f", Double(messages) / best.transport),
-            String(format: "%17.0f", transportMBs),
-            String(format: "%17.0f", baselineMBs),
-            String(format: "%12.2f", best.transport / best.baseline),
-        ]
-        print(line.joined())
-        let sessionOnly = measureSessionOnly(block: block, repeats: repeats)
-        print(
-            "          (WebSocketSession alone, no I/O: "
-                + String(
-                    format: "%.0f frames/s, %.0f ns/frame)", Double(sessionOnly.messages) / sessionOnly.seconds,
-                    sessionOnly.seconds * 1e9 / Double(sessionOnly.messages)))
+        let volumeBytes = Double(block.count * repeats)
+        for (label, seconds) in [("String", best.strings), ("bytes", best.bytes)] {
+            let line = [
+                String(payload).padding(toLength: 10, withPad: " ", startingAt: 0),
+                label.padding(toLength: 8, withPad: " ", startingAt: 0),
+                String(format: "%20.0f", Double(messages) / seconds),
+                String(format: "%17.0f", volumeBytes / seconds / 1e6),
+                String(format: "%17.0f", volumeBytes / best.baseline / 1e6),
+                String(format: "%12.2f", seconds / best.baseline),
+            ]
+            print(line.joined())
+        }
+        for strings in [true, false] {
+            let sessionOnly = measureSessionOnly(block: block, repeats: repeats, strings: strings)
+            print(
+                "          (WebSocketSession alone, no I/O, \(strings ? "a String" : "UTF-8 bytes") per message: "
+                    + String(
+                        format: "%.0f frames/s, %.0f ns/frame)", Double(sessionOnly.messages) / sessionOnly.seconds,
+                        sessionOnly.seconds * 1e9 / Double(sessionOnly.messages)))
+        }
     }
 #else
     print("TransportBenchmark measures SocketTransport, which exists on Linux only.")

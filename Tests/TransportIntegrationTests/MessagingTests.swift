@@ -175,30 +175,32 @@
     #endif
 
     extension TransportIntegrationTests {
-        @Test("reports the end of each read after its messages, on the handler's thread")
-        func reportsBatchEnds() throws {
+        @Test("hands text over as bytes to a receiver, and reports the end of each read after its messages")
+        func deliversBytesAndBatchEnds() throws {
             let peer = try Peers.plain.get()
             let recorder = EventRecorder()
-            // How many texts the handler had seen at each end of a read.
-            let ends = Locked<[Int]>([])
-            let texts = Locked(0)
+            let texts = Locked<[String]>([])
+            let ends = Locked<[Int]>([])  // how many texts had arrived at each end of a read
+            let receiver = TextReceiver(
+                text: { utf8 in texts.withLock { $0.append(String(decoding: utf8, as: UTF8.self)) } },
+                batchEnded: { ends.withLock { $0.append(texts.withLock { $0.count }) } }
+            )
             let request = URLRequest(url: try #require(URL(string: "ws://127.0.0.1:\(peer.port)/echo")))
             let connection = SocketTransport().connect(
-                request: request, protocols: [],
-                handler: { event in
-                    if case .text = event { texts.withLock { $0 += 1 } }
-                    recorder.handler(event)
-                },
-                batchEnded: { ends.withLock { $0.append(texts.withLock { $0 }) } }
-            )
+                request: request, protocols: [], receiver: receiver, handler: recorder.handler)
             recorder.waitOpened()
-            let messages = (0..<300).map { "message \($0)" }
+            let messages = (0..<300).map { "mëssage \($0) " + String(repeating: "x", count: $0 * 7) }
             for message in messages { #expect(connection.send(text: message)) }
-            #expect(recorder.waitTexts(300) == messages)
+            let deadline = ContinuousClock.now + .seconds(10)
+            while texts.withLock({ $0.count }) < messages.count && ContinuousClock.now < deadline {
+                _ = recorder.wait(timeout: 0.05) { _ in false }
+            }
             connection.close(code: .normalClosure, reason: "")
-            _ = recorder.waitClosed()
+            #expect(recorder.waitClosed() == .closed(code: .normalClosure, reason: ""))
+            #expect(texts.withLock { $0 } == messages)
+            #expect(!recorder.events.contains { $0.isText }, "texts go to the receiver, not the handler")
             let marks = ends.withLock { $0 }
-            #expect(marks.last == 300, "every message is followed by the end of its read")
+            #expect(marks.last == messages.count, "every message is followed by the end of its read")
             #expect(marks == marks.sorted())
         }
     }

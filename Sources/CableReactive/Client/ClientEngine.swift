@@ -223,7 +223,8 @@ final class ClientEngine: Sendable {
 
     // MARK: transport events
 
-    /// Connects, with a ``DeliveryBatch`` when the transport reports the end of each read.
+    /// Connects; with a ``BatchReportingTransport``, messages arrive as bytes and consumers are woken once
+    /// per read (a ``DeliveryBatch``).
     private func openTransport(_ request: URLRequest, id: UInt64) -> any WebSocketConnection {
         guard let batching = transport as? any BatchReportingTransport else {
             return transport.connect(request: request, protocols: Self.protocols) { [weak self] event in
@@ -231,11 +232,15 @@ final class ClientEngine: Sendable {
             }
         }
         let batch = DeliveryBatch()
-        return batching.connect(
-            request: request, protocols: Self.protocols,
-            handler: { [weak self] event in self?.transportEvent(event, id: id, batch: batch) },
+        let receiver = TextReceiver(
+            text: { [weak self] utf8 in self?.inbound(CableProtocol.decode(validatedUTF8: utf8), id: id, batch: batch)
+            },
             batchEnded: { batch.flush() }
         )
+        return batching.connect(request: request, protocols: Self.protocols, receiver: receiver) {
+            [weak self] event in
+            self?.transportEvent(event, id: id, batch: batch)
+        }
     }
 
     private func transportEvent(_ event: WebSocketEvent, id: UInt64, batch: DeliveryBatch?) {
@@ -243,7 +248,7 @@ final class ClientEngine: Sendable {
         case .opened:
             break
         case .text(let text):
-            inbound(text, id: id, batch: batch)
+            inbound(CableProtocol.decode(text), id: id, batch: batch)
         case .closed(let info):
             batch?.flush()
             var unauthorized = false
@@ -272,9 +277,9 @@ final class ClientEngine: Sendable {
         }
     }
 
-    /// The hot path: one JSON parse outside the lock, a short locked routing step, the push outside it.
-    private func inbound(_ text: String, id: UInt64, batch: DeliveryBatch?) {
-        guard let frame = CableProtocol.decode(text) else {
+    /// The hot path, after one JSON parse outside the lock: a short locked routing step, the push outside it.
+    private func inbound(_ decoded: ServerFrame?, id: UInt64, batch: DeliveryBatch?) {
+        guard let frame = decoded else {
             core.withLock { _ = $0.machine.noteFrame(id: id, now: scheduler.now) }
             CableLog.emit(LogEvent(level: .debug, name: "bad_frame", fields: []), host: host)
             return

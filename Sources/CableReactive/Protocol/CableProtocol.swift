@@ -21,6 +21,11 @@ package enum CableProtocol {
         return text.withUTF8 { decode(buffer: $0, validatesUTF8: false) }
     }
 
+    /// Decodes a frame given as UTF-8 bytes that the caller has validated; same rules as ``decode(_:)``.
+    package static func decode(validatedUTF8 bytes: UnsafeBufferPointer<UInt8>) -> ServerFrame? {
+        decode(buffer: bytes, validatesUTF8: false)
+    }
+
     /// Decodes a frame given as UTF-8 bytes, validating the UTF-8; same rules as ``decode(_:)``.
     package static func decode(utf8 bytes: UnsafeBufferPointer<UInt8>) -> ServerFrame? {
         decode(buffer: bytes, validatesUTF8: true)

@@ -35,8 +35,7 @@
 
             var output: [UInt8] = []
             var input = leftover
-            session.receive(&input, output: &output) { deliver(.text($0)) }
-            batchEnded()
+            receive(&input, into: &session, output: &output)
             var closeDeadline: Deadline?
             do {
                 while session.outcome == nil {
@@ -65,8 +64,7 @@
                     if readiness.writable { try stream.flush() }
                     if readiness.readable {
                         let open = try stream.readAvailable { chunk in
-                            session.receive(&chunk, output: &output) { deliver(.text($0)) }
-                            batchEnded()
+                            receive(&chunk, into: &session, output: &output)
                         }
                         if !open { session.connectionLost() }
                     }
@@ -76,6 +74,19 @@
             }
             finish(stream, output: output)
             return session.outcome ?? .failed(WebSocketError(.abnormalClosure))
+        }
+
+        /// Passes `input` to `session` and its text messages to the receiver (as bytes, then the end of the
+        /// batch) or to the handler (as `.text` events).
+        private func receive(
+            _ input: inout ArraySlice<UInt8>, into session: inout WebSocketSession, output: inout [UInt8]
+        ) {
+            guard let receiver else {
+                session.receive(&input, output: &output) { (text: String) in deliver(.text(text)) }
+                return
+            }
+            session.receive(&input, output: &output) { (utf8: UnsafeBufferPointer<UInt8>) in receiver.text(utf8) }
+            receiver.batchEnded()
         }
 
         /// Best effort: sends our last frames (a close reply) and a TLS close_notify, for at most a second.

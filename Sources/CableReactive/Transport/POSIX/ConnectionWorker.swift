@@ -22,8 +22,8 @@
         let protocols: [String]
         let options: SocketTransport.Options
         private var handler: (@Sendable (WebSocketEvent) -> Void)?
-        /// Called after the `.text` events of each read; see ``BatchReportingTransport``.
-        let batchEnded: @Sendable () -> Void
+        /// Takes text messages as bytes instead of `.text` events; see ``BatchReportingTransport``.
+        let receiver: TextReceiver?
         private var random: any RandomNumberGenerator
         private var stream: SocketStream?
 
@@ -32,15 +32,15 @@
             request: URLRequest,
             protocols: [String],
             options: SocketTransport.Options,
-            handler: @escaping @Sendable (WebSocketEvent) -> Void,
-            batchEnded: @escaping @Sendable () -> Void
+            receiver: TextReceiver?,
+            handler: @escaping @Sendable (WebSocketEvent) -> Void
         ) {
             self.connection = connection
             self.request = request
             self.protocols = protocols
             self.options = options
             self.handler = handler
-            self.batchEnded = batchEnded
+            self.receiver = receiver
             random = options.makeRandomNumberGenerator()
         }
 

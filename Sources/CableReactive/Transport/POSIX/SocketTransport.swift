@@ -114,17 +114,26 @@
             protocols: [String],
             handler: @escaping @Sendable (WebSocketEvent) -> Void
         ) -> any WebSocketConnection {
-            connect(request: request, protocols: protocols, handler: handler, batchEnded: {})
+            start(request: request, protocols: protocols, receiver: nil, handler: handler)
         }
     }
 
     extension SocketTransport: BatchReportingTransport {
-        /// ``connect(request:protocols:handler:)``, calling `batchEnded` after the messages of each read.
+        /// ``connect(request:protocols:handler:)``, with text messages as bytes; see ``BatchReportingTransport``.
         package func connect(
             request: URLRequest,
             protocols: [String],
-            handler: @escaping @Sendable (WebSocketEvent) -> Void,
-            batchEnded: @escaping @Sendable () -> Void
+            receiver: TextReceiver,
+            handler: @escaping @Sendable (WebSocketEvent) -> Void
+        ) -> any WebSocketConnection {
+            start(request: request, protocols: protocols, receiver: receiver, handler: handler)
+        }
+
+        private func start(
+            request: URLRequest,
+            protocols: [String],
+            receiver: TextReceiver?,
+            handler: @escaping @Sendable (WebSocketEvent) -> Void
         ) -> any WebSocketConnection {
             let connection = SocketConnection(maxPendingBytes: options.maxPendingSendBytes)
             let options = options
@@ -134,8 +143,8 @@
                     request: request,
                     protocols: protocols,
                     options: options,
-                    handler: handler,
-                    batchEnded: batchEnded
+                    receiver: receiver,
+                    handler: handler
                 ).run()
             }
             thread.name = "CableReactive.SocketTransport"

@@ -57,6 +57,12 @@ package struct FrameParser: Sendable {
     /// `input` ran out first. Bytes after a complete frame stay in `input`.
     ///
     /// - Throws: ``FrameError`` when the peer broke a rule; every later call throws it again.
+    /// Whether the parser waits for the first byte of a frame (no partial frame held, not failed).
+    package var isAtFrameBoundary: Bool {
+        if case .firstByte = state { return true }
+        return false
+    }
+
     package mutating func parse(_ input: inout ArraySlice<UInt8>) throws(FrameError) -> Frame? {
         if case .failed(let error) = state { throw error }
         do {

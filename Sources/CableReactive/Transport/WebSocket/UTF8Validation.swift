@@ -23,62 +23,65 @@ package enum UTF8Validation {
 
     /// Whether `bytes` are well-formed UTF-8: shortest forms only, no surrogates, nothing above U+10FFFF.
     package static func isValid(_ bytes: ArraySlice<UInt8>) -> Bool {
-        bytes.withUnsafeBufferPointer { buffer in
-            let count = buffer.count
-            var index = 0
-            while index < count {
-                // ASCII fast path: 32, then 8 bytes at a time while no high bit is set.
-                let base = UnsafeRawPointer(buffer.baseAddress.unsafelyUnwrapped)
-                while index + 32 <= count {
-                    let words =
-                        base.loadUnaligned(fromByteOffset: index, as: UInt64.self)
-                        | base.loadUnaligned(fromByteOffset: index + 8, as: UInt64.self)
-                        | base.loadUnaligned(fromByteOffset: index + 16, as: UInt64.self)
-                        | base.loadUnaligned(fromByteOffset: index + 24, as: UInt64.self)
-                    if words & 0x8080_8080_8080_8080 != 0 { break }
-                    index += 32
-                }
-                while index + 8 <= count {
-                    let word = base.loadUnaligned(fromByteOffset: index, as: UInt64.self)
-                    if word & 0x8080_8080_8080_8080 != 0 { break }
-                    index += 8
-                }
-                guard index < count else { return true }
-                let lead = buffer[index]
-                if lead < 0x80 {
-                    index += 1
-                    continue
-                }
-                // The allowed range of the second byte depends on the lead byte; the rest are 80...BF.
-                let length: Int
-                var second: ClosedRange<UInt8> = 0x80...0xBF
-                switch lead {
-                case 0xC2...0xDF: length = 2
-                case 0xE0:
-                    length = 3
-                    second = 0xA0...0xBF
-                case 0xE1...0xEC, 0xEE...0xEF: length = 3
-                case 0xED:
-                    length = 3
-                    second = 0x80...0x9F
-                case 0xF0:
-                    length = 4
-                    second = 0x90...0xBF
-                case 0xF1...0xF3: length = 4
-                case 0xF4:
-                    length = 4
-                    second = 0x80...0x8F
-                default: return false
-                }
-                guard count - index >= length, second.contains(buffer[index + 1]) else { return false }
-                var offset = 2
-                while offset < length {
-                    guard (0x80...0xBF).contains(buffer[index + offset]) else { return false }
-                    offset += 1
-                }
-                index += length
+        bytes.withUnsafeBufferPointer { isValid($0) }
+    }
+
+    /// Whether the bytes at `buffer` are well-formed UTF-8; see ``isValid(_:)-(ArraySlice<UInt8>)``.
+    package static func isValid(_ buffer: UnsafeBufferPointer<UInt8>) -> Bool {
+        let count = buffer.count
+        var index = 0
+        while index < count {
+            // ASCII fast path: 32, then 8 bytes at a time while no high bit is set.
+            let base = UnsafeRawPointer(buffer.baseAddress.unsafelyUnwrapped)
+            while index + 32 <= count {
+                let words =
+                    base.loadUnaligned(fromByteOffset: index, as: UInt64.self)
+                    | base.loadUnaligned(fromByteOffset: index + 8, as: UInt64.self)
+                    | base.loadUnaligned(fromByteOffset: index + 16, as: UInt64.self)
+                    | base.loadUnaligned(fromByteOffset: index + 24, as: UInt64.self)
+                if words & 0x8080_8080_8080_8080 != 0 { break }
+                index += 32
             }
-            return true
+            while index + 8 <= count {
+                let word = base.loadUnaligned(fromByteOffset: index, as: UInt64.self)
+                if word & 0x8080_8080_8080_8080 != 0 { break }
+                index += 8
+            }
+            guard index < count else { return true }
+            let lead = buffer[index]
+            if lead < 0x80 {
+                index += 1
+                continue
+            }
+            // The allowed range of the second byte depends on the lead byte; the rest are 80...BF.
+            let length: Int
+            var second: ClosedRange<UInt8> = 0x80...0xBF
+            switch lead {
+            case 0xC2...0xDF: length = 2
+            case 0xE0:
+                length = 3
+                second = 0xA0...0xBF
+            case 0xE1...0xEC, 0xEE...0xEF: length = 3
+            case 0xED:
+                length = 3
+                second = 0x80...0x9F
+            case 0xF0:
+                length = 4
+                second = 0x90...0xBF
+            case 0xF1...0xF3: length = 4
+            case 0xF4:
+                length = 4
+                second = 0x80...0x8F
+            default: return false
+            }
+            guard count - index >= length, second.contains(buffer[index + 1]) else { return false }
+            var offset = 2
+            while offset < length {
+                guard (0x80...0xBF).contains(buffer[index + offset]) else { return false }
+                offset += 1
+            }
+            index += length
         }
+        return true
     }
 }

@@ -52,21 +52,39 @@
             output: inout [UInt8],
             onText: (String) -> Void
         ) {
+            receive(&input, output: &output) { (utf8: UnsafeBufferPointer<UInt8>) in
+                onText(String(decoding: utf8, as: UTF8.self))
+            }
+        }
+
+        /// ``receive(_:output:onText:)`` without creating a `String`: `onText` gets each message's
+        /// validated UTF-8, which is valid only during the call.
+        package mutating func receive(
+            _ input: inout ArraySlice<UInt8>,
+            output: inout [UInt8],
+            onText: (UnsafeBufferPointer<UInt8>) -> Void
+        ) {
             while outcome == nil {
+                if parser.isAtFrameBoundary, !assembler.isAssembling, isOpen {
+                    let limit = min(parser.maxFrameSize, assembler.maxMessageSize)
+                    let consumed = input.withUnsafeBufferPointer { Self.deliverPlainTexts($0, limit: limit, onText) }
+                    input.removeFirst(consumed)
+                }
                 do throws(FrameError) {
                     guard let frame = try parser.parse(&input) else { return }
                     if case .text = frame.opcode, frame.fin, !frame.rsv1, !assembler.isAssembling,
                         frame.payload.count <= assembler.maxMessageSize, isOpen
                     {
                         // Common case, one uncompressed frame per message: skip the assembler.
-                        onText(try UTF8Validation.decode(frame.payload))
+                        guard UTF8Validation.isValid(frame.payload) else { throw .invalidUTF8 }
+                        frame.payload.withUnsafeBufferPointer(onText)
                         continue
                     }
                     guard let message = try assembler.push(frame) else { continue }
                     switch message {
                     case .text(let payload, let compressed):
                         guard case .open = phase else { continue }  // we are closing: drop data
-                        onText(try decodeText(payload, compressed: compressed))
+                        try decodeText(payload, compressed: compressed).withUnsafeBufferPointer(onText)
                     case .ping(let payload):
                         guard case .open = phase else { continue }
                         encode(.pong, Array(payload), into: &output)
@@ -79,6 +97,37 @@
                     fail(error, output: &output)
                 }
             }
+        }
+
+        /// The hot path: delivers the complete, unfragmented, uncompressed, unmasked text frames at the
+        /// start of `buffer` with payloads up to `limit` bytes (7- or 16-bit lengths) and valid UTF-8,
+        /// and returns how many bytes they took. It stops at the first frame that is anything else, or
+        /// incomplete, and leaves that to the frame parser, which handles every case and every error.
+        private static func deliverPlainTexts(
+            _ buffer: UnsafeBufferPointer<UInt8>,
+            limit: Int,
+            _ onText: (UnsafeBufferPointer<UInt8>) -> Void
+        ) -> Int {
+            guard let base = buffer.baseAddress else { return 0 }
+            let count = buffer.count
+            var index = 0
+            // 0x81: FIN, no reserved bits, opcode text. A second byte of 126 or less: unmasked, 7-bit length
+            // or 126 for a 16-bit one (a set mask bit makes it 128 or more).
+            while count - index >= 2 && base[index] == 0x81 && base[index + 1] <= 126 {
+                var header = 2
+                var length = Int(base[index + 1])
+                if length == 126 {
+                    guard count - index >= 4 else { break }
+                    length = Int(base[index + 2]) << 8 | Int(base[index + 3])
+                    header = 4
+                }
+                guard length <= limit, count - index - header >= length else { break }
+                let payload = UnsafeBufferPointer(start: base + index + header, count: length)
+                guard UTF8Validation.isValid(payload) else { break }
+                onText(payload)
+                index += header + length
+            }
+            return index
         }
 
         /// Appends a text message to `output` (compressed when negotiated). Does nothing unless open.
@@ -108,10 +157,17 @@
             outcome = .failed(error)
         }
 
-        private mutating func decodeText(_ payload: ArraySlice<UInt8>, compressed: Bool) throws(FrameError) -> String {
-            guard compressed else { return try UTF8Validation.decode(payload) }
-            guard let deflater else { throw .protocolError(.reservedBitsSet) }
-            return try UTF8Validation.decode(try deflater.inflate(Array(payload), limit: assembler.maxMessageSize))
+        /// The message's validated UTF-8, inflated when compressed.
+        private mutating func decodeText(
+            _ payload: ArraySlice<UInt8>, compressed: Bool
+        ) throws(FrameError) -> ArraySlice<UInt8> {
+            var text = payload
+            if compressed {
+                guard let deflater else { throw .protocolError(.reservedBitsSet) }
+                text = try deflater.inflate(Array(payload), limit: assembler.maxMessageSize)[...]
+            }
+            guard UTF8Validation.isValid(text) else { throw .invalidUTF8 }
+            return text
         }
 
         private mutating func closeReceived(_ peer: ClosePayload, output: inout [UInt8]) {
