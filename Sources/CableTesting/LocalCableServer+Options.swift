@@ -45,7 +45,7 @@ extension LocalCableServer {
         public var includesSessionID = false
         /// The largest upgrade request head, in bytes.
         public var maxRequestHeadSize = 16_384
-        /// The largest frame and the largest message a client may send, in bytes.
+        /// The largest frame and the largest message a client may send, in bytes (125 to 1 GiB).
         public var maxMessageSize = 1 << 20
         /// The most bytes waiting to be written to one connection; beyond it the connection is dropped.
         public var maxOutboundBytes = 16 << 20
@@ -80,7 +80,8 @@ extension LocalCableServer {
             try check(pingInterval.map { $0.isFinite && $0 > 0 } ?? true, "pingInterval")
             try check(welcome.isValid, "welcome")
             try check(maxRequestHeadSize >= 256, "maxRequestHeadSize")
-            try check(maxMessageSize >= 125, "maxMessageSize")
+            // A frame header may announce up to this much, and the decoder reserves it: keep it allocatable.
+            try check((125...(1 << 30)).contains(maxMessageSize), "maxMessageSize")
             try check(maxOutboundBytes >= 1024, "maxOutboundBytes")
             try check(maxConnections >= 1, "maxConnections")
             try check(maxBufferedCommands >= 0, "maxBufferedCommands")
@@ -127,8 +128,10 @@ extension LocalCableServer {
             self.rawValue = rawValue
         }
 
+        /// Accept order: an older connection is smaller.
         public static func < (lhs: ConnectionID, rhs: ConnectionID) -> Bool { lhs.rawValue < rhs.rawValue }
 
+        /// `#` and the number, e.g. `#3`.
         public var description: String { "#\(rawValue)" }
     }
 
@@ -180,6 +183,7 @@ public struct LocalCableServerError: Error, Hashable, Sendable, CustomStringConv
         self.detail = detail
     }
 
+    /// The kind, the option's name and the `errno`, e.g. `LocalCableServer: bind (errno 98)`.
     public var description: String {
         var text = "LocalCableServer: \(kind)"
         if !detail.isEmpty { text += " \(detail)" }

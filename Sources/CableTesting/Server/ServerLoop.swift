@@ -5,7 +5,8 @@ import Foundation
 ///
 /// Each turn: poll, accept, read what is ready, fire due timers (welcome, ping, timeouts), apply the queued
 /// commands, publish the snapshot, write, reap closed sockets (publishing again if that changed anything), then
-/// release the callers waiting on their commands. Only this thread touches the sockets and the connections; it is confined, so not `Sendable`.
+/// release the callers waiting on their commands. Only this thread touches the sockets and the connections: the
+/// loop is confined to it, so it is not `Sendable`.
 final class ServerLoop {
     typealias Server = LocalCableServer
 
@@ -68,7 +69,10 @@ final class ServerLoop {
         runCommands()
         // Publish before writing: a client that sees the server's answer finds it in the snapshot already.
         publish()
-        for connection in connections where connection.hasOutput { flush(connection) }
+        // A finishing connection is flushed even when empty: that half-closes it.
+        for connection in connections where connection.hasOutput || connection.phase == .finishing {
+            flush(connection)
+        }
         connections.removeAll { $0.phase == .closed }
         publish()
         releaseTickets()
