@@ -30,6 +30,8 @@ let package = Package(
         .target(name: "CableTesting", dependencies: ["CableReactive", "Signals"]),
         .testTarget(name: "SignalsTests", dependencies: ["Signals"]),
         .testTarget(name: "CableReactiveTests", dependencies: ["CableReactive", "CableTesting", "Signals"]),
+        // LocalCableServer against the real client, raw sockets and hostile bytes; SHA-1 vectors.
+        .testTarget(name: "CableTestingTests", dependencies: ["CableReactive", "CableTesting", "Signals"]),
         // Runs SocketTransport against a real, independent peer (Python `websockets`, see
         // Tests/Fixtures/wspeer); needs the venv from Scripts/install-deps and the `openssl` CLI.
         .testTarget(

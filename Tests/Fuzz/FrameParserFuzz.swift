@@ -2,8 +2,8 @@
 // frame sources only (FrameParser, MessageAssembler, ClosePayload, UTF8Validation, ...), so it needs
 // nothing else from the module. Not part of the SwiftPM package.
 //
-// Input layout: byte 0 picks the feeding (chunk size 1...64) and whether compression is allowed;
-// the rest is the byte stream "from the server". Beyond "never crash", it checks invariants:
+// Input layout: byte 0 picks the feeding (chunk size 1...64), whether compression is allowed and
+// (top bit) the parser's role, server (masked client frames) or client; the rest is the byte stream. Beyond "never crash", it checks invariants:
 // feeding in chunks gives exactly the same frames and error as feeding everything at once, no frame
 // exceeds its limits, control frames are final and short, and a failed parser stays failed.
 
@@ -17,8 +17,8 @@ private struct Outcome: Equatable {
 private let maxFrameSize = 4096
 private let maxMessageSize = 8192
 
-private func run(_ stream: ArraySlice<UInt8>, chunk: Int, compression: Bool) -> Outcome {
-    var parser = FrameParser(maxFrameSize: maxFrameSize, allowsCompression: compression)
+private func run(_ stream: ArraySlice<UInt8>, chunk: Int, compression: Bool, role: FrameParser.Role) -> Outcome {
+    var parser = FrameParser(maxFrameSize: maxFrameSize, allowsCompression: compression, role: role)
     var assembler = MessageAssembler(maxMessageSize: maxMessageSize)
     var outcome = Outcome()
     var start = stream.startIndex
@@ -81,9 +81,10 @@ public func fuzzFrameParser(_ data: UnsafePointer<UInt8>, _ size: Int) -> Int32 
     let bytes = Array(UnsafeBufferPointer(start: data, count: size))
     let chunk = Int(bytes[0] & 0x3F) + 1
     let compression = bytes[0] & 0x40 != 0
+    let role: FrameParser.Role = bytes[0] & 0x80 != 0 ? .server : .client
     let stream = bytes[1...]
-    let chunked = run(stream, chunk: chunk, compression: compression)
-    let whole = run(stream, chunk: max(1, stream.count), compression: compression)
+    let chunked = run(stream, chunk: chunk, compression: compression, role: role)
+    let whole = run(stream, chunk: max(1, stream.count), compression: compression, role: role)
     check(chunked == whole, "chunked and whole feeding disagree")
     return 0
 }

@@ -338,23 +338,33 @@ struct ClientSubscriptionTests {
 
 @Suite("ActionCableClient: hooks")
 struct ClientHookTests {
-    @Test("onRequest runs before every attempt and its edits reach the transport")
+    /// Quick retries, for clients that talk to a LocalCableServer in real time.
+    static var quickOptions: CableOptions {
+        var options = CableOptions()
+        options.minReconnectDelay = 0.05
+        options.maxReconnectDelay = 0.2
+        return options
+    }
+
+    @Test("onRequest runs before every attempt and its edits reach the server on the wire")
     func onRequestEveryAttempt() async throws {
+        let server = try LocalCableServer()
         let calls = Locked(0)
-        let h = try ClientHarness(onRequest: { request in
-            let n = calls.withLock { n -> Int in
-                n += 1
-                return n
-            }
-            request.setValue("ticket-\(n)", forHTTPHeaderField: "X-Ticket")
-        })
-        h.client.connect()
-        #expect(await h.eventually { h.fake.connections.count >= 1 })
-        #expect(h.fake.last?.request.value(forHTTPHeaderField: "X-Ticket") == "ticket-1")
-        h.fake.last?.fail()
-        h.scheduler.advance(by: 1.25)
-        #expect(await h.eventually { h.fake.connections.count >= 2 })
-        #expect(h.fake.last?.request.value(forHTTPHeaderField: "X-Ticket") == "ticket-2")
+        let client = try ActionCableClient(
+            url: server.url, options: Self.quickOptions,
+            onRequest: { request in
+                let n = calls.withLock { n -> Int in
+                    n += 1
+                    return n
+                }
+                request.setValue("ticket-\(n)", forHTTPHeaderField: "X-Ticket")
+            })
+        client.connect()
+        #expect(await client.state.first(within: 10) { $0 == .connected } == .connected)
+        #expect(server.requests.map { $0.header("x-ticket") } == ["ticket-1"])
+        server.drop()  // the connection dies without a close frame; the client tries again
+        #expect(await server.wait(timeout: 10) { $0.requests.count == 2 && $0.connections.count == 1 })
+        #expect(server.requests.map { $0.header("x-ticket") } == ["ticket-1", "ticket-2"])
         #expect(calls.withLock { $0 } == 2)
     }
 
@@ -378,14 +388,18 @@ struct ClientHookTests {
 
     @Test("an upgrade answered 401 calls onUnauthorized; declining stops")
     func httpUnauthorized() async throws {
+        let server = try LocalCableServer()
+        server.connectionRule = { _ in .reject(status: 401) }
         let calls = Locked(0)
-        let h = try ClientHarness(onUnauthorized: {
-            calls.withLock { $0 += 1 }
-            return false
-        })
-        h.client.connect()
-        h.fake.last?.fail(WebSocketError(.upgradeRejected(status: 401)))
-        #expect(await h.eventually { h.state == .stopped(reason: "unauthorized") })
+        let client = try ActionCableClient(
+            url: server.url, options: Self.quickOptions,
+            onUnauthorized: {
+                calls.withLock { $0 += 1 }
+                return false
+            })
+        client.connect()
+        #expect(await client.state.first(within: 10) { $0 == .stopped(reason: "unauthorized") } != nil)
         #expect(calls.withLock { $0 } == 1)
+        #expect(server.requests.map(\.status) == [401])
     }
 }

@@ -38,9 +38,10 @@ func parseFrames(
     _ bytes: [UInt8],
     feeding: Feeding,
     maxFrameSize: Int = 1 << 20,
-    allowsCompression: Bool = false
+    allowsCompression: Bool = false,
+    role: FrameParser.Role = .client
 ) -> (frames: [Frame], error: FrameError?) {
-    var parser = FrameParser(maxFrameSize: maxFrameSize, allowsCompression: allowsCompression)
+    var parser = FrameParser(maxFrameSize: maxFrameSize, allowsCompression: allowsCompression, role: role)
     var frames: [Frame] = []
     for chunk in feeding.split(bytes) {
         var input = chunk[...]

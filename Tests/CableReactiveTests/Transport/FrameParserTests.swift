@@ -126,4 +126,68 @@ struct FrameParserTests {
         var input: ArraySlice<UInt8> = [0x81, 0x7F, 0, 0, 1, 0, 0, 0, 0, 0]
         #expect(throws: FrameError.messageTooBig) { try parser.parse(&input) }
     }
+
+    // MARK: Server role (decoding client frames)
+
+    /// Masked client frames of every length class, each with its own key, as FrameEncoder writes them.
+    static func clientFrames(lengths: [Int]) -> (bytes: [UInt8], payloads: [[UInt8]]) {
+        var bytes: [UInt8] = []
+        var payloads: [[UInt8]] = []
+        for (n, length) in lengths.enumerated() {
+            let payload = (0..<length).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ n) }
+            payloads.append(payload)
+            FrameEncoder.encode(
+                opcode: .text, payload: payload, maskingKey: 0x9A3C_55F0 &+ UInt32(n), into: &bytes)
+        }
+        return (bytes, payloads)
+    }
+
+    @Test("the server role unmasks client frames of every length encoding", arguments: Feeding.all)
+    func serverRoleUnmasks(feeding: Feeding) {
+        let (bytes, payloads) = Self.clientFrames(lengths: [0, 1, 3, 4, 5, 125, 126, 127, 65_535, 65_536, 70_000])
+        let result = parseFrames(bytes, feeding: feeding, role: .server)
+        #expect(result.error == nil)
+        #expect(result.frames.map { Array($0.payload) } == payloads)
+        #expect(result.frames.allSatisfy { $0.fin && $0.opcode == .text })
+    }
+
+    @Test("the server role unmasks control frames between fragments", arguments: Feeding.all)
+    func serverRoleControlFrames(feeding: Feeding) {
+        var bytes: [UInt8] = []
+        FrameEncoder.encode(opcode: .text, payload: Array("ab".utf8), fin: false, maskingKey: 1, into: &bytes)
+        FrameEncoder.encode(opcode: .ping, payload: Array("hi".utf8), maskingKey: 0xFFFF_FFFF, into: &bytes)
+        FrameEncoder.encode(opcode: .continuation, payload: Array("c".utf8), maskingKey: 7, into: &bytes)
+        FrameEncoder.encode(opcode: .close, payload: [0x03, 0xE8], maskingKey: 0x0102_0304, into: &bytes)
+        let result = parseFrames(bytes, feeding: feeding, role: .server)
+        #expect(result.error == nil)
+        #expect(
+            result.frames == [
+                Frame(fin: false, opcode: .text, payload: Array("ab".utf8)),
+                Frame(opcode: .ping, payload: Array("hi".utf8)),
+                Frame(opcode: .continuation, payload: Array("c".utf8)),
+                Frame(opcode: .close, payload: [0x03, 0xE8]),
+            ])
+    }
+
+    @Test("the server role rejects unmasked frames; the client role still rejects masked ones")
+    func maskingRules() {
+        for feeding in Feeding.all {
+            let unmasked = parseFrames([0x81, 0x01, 0x41], feeding: feeding, role: .server)
+            #expect(unmasked.frames.isEmpty)
+            #expect(unmasked.error == .protocolError(.unmaskedClientFrame))
+            #expect(unmasked.error?.closeCode == 1002)
+            let masked = parseFrames([0x81, 0x81, 1, 2, 3, 4, 0x41], feeding: feeding, role: .client)
+            #expect(masked.error == .protocolError(.maskedServerFrame))
+        }
+    }
+
+    @Test("the server role checks every header rule before reading the key", arguments: hostile.indices)
+    func serverRoleHostileHeaders(index: Int) {
+        var (_, bytes, expected) = Self.hostile[index]
+        guard expected != .protocolError(.maskedServerFrame) else { return }
+        bytes[1] |= 0x80  // the same header, masked as a client must
+        let result = parseFrames(bytes, feeding: .allAtOnce, maxFrameSize: 1024, role: .server)
+        #expect(result.frames.isEmpty)
+        #expect(result.error == expected)
+    }
 }

@@ -30,6 +30,8 @@ package enum ProtocolViolation: Equatable, Sendable {
     case fragmentedControlFrame
     case controlFrameTooLong
     case maskedServerFrame
+    /// A client sent an unmasked frame (RFC 6455 §5.1); only a server-role parser reports it.
+    case unmaskedClientFrame
     case lengthOverflow
     case unexpectedContinuation
     case expectedContinuation

@@ -1,10 +1,11 @@
-/// An incremental, bounded decoder for the frames a server sends to a client (RFC 6455 §5.2).
+/// An incremental, bounded decoder for WebSocket frames (RFC 6455 §5.2): by default the frames a server
+/// sends to a client; with ``Role/server``, the masked frames a client sends to a server.
 ///
 /// Feed it bytes as they arrive with ``parse(_:)``; it returns a frame once one is complete and `nil`
 /// when it needs more input. It never buffers more than `maxFrameSize` payload bytes, and it checks
 /// every header rule before it buffers any payload:
-/// reserved bits, unknown opcodes, fragmented or oversized control frames, masked frames (a server
-/// must not mask), 64-bit lengths with the top bit set, and the size limit.
+/// reserved bits, unknown opcodes, fragmented or oversized control frames, masking (a server must not
+/// mask, a client must), 64-bit lengths with the top bit set, and the size limit.
 ///
 /// After an error the parser stays failed and throws the same error again.
 ///
@@ -14,6 +15,15 @@
 /// let frame = try parser.parse(&input)  // Frame(opcode: .text, payload: "hi")
 /// ```
 package struct FrameParser: Sendable {
+    /// Which end of the connection parses: the rule for the MASK bit follows from it (§5.1).
+    package enum Role: Sendable {
+        /// A client decoding server frames: a masked frame is a protocol error.
+        case client
+        /// A server decoding client frames: an unmasked frame is a protocol error, and payloads are
+        /// unmasked before they are returned.
+        case server
+    }
+
     /// The wire position the parser is at.
     private enum State: Sendable {
         /// Waiting for byte 1: FIN, RSV1-3, opcode.
@@ -22,8 +32,10 @@ package struct FrameParser: Sendable {
         case secondByte
         /// Reading a 16-bit (width 2) or 64-bit (width 8) extended length, big-endian.
         case extendedLength(width: Int, remaining: Int, value: UInt64)
-        /// Reading `remaining` more payload bytes. There is no masking-key state: a masked server
-        /// frame is rejected at byte 2, before any key arrives.
+        /// Reading the 4-byte masking key of a client frame (server role only); the client role rejects
+        /// a masked frame at byte 2, before any key arrives.
+        case maskingKey(remaining: Int, key: UInt32)
+        /// Reading `remaining` more payload bytes.
         case payload(remaining: Int)
         /// A rule was broken; the connection must close.
         case failed(FrameError)
@@ -33,6 +45,8 @@ package struct FrameParser: Sendable {
     package let maxFrameSize: Int
     /// Whether RSV1 may be set on the first frame of a data message (permessage-deflate negotiated).
     package var allowsCompression: Bool
+    /// Which end parses; see ``Role``.
+    package let role: Role
 
     private var state: State = .firstByte
     private var fin = false
@@ -42,15 +56,19 @@ package struct FrameParser: Sendable {
     private var length = 0
     /// The payload collected so far when a frame spans several inputs.
     private var payload: [UInt8] = []
+    /// The current frame's masking key, big-endian (server role only).
+    private var maskingKey: UInt32?
 
     /// - Parameters:
     ///   - maxFrameSize: the largest payload accepted in one frame; larger frames fail with
     ///     ``FrameError/messageTooBig`` before any payload is buffered.
     ///   - allowsCompression: accept RSV1 on data frames (only after negotiating permessage-deflate).
-    package init(maxFrameSize: Int, allowsCompression: Bool = false) {
+    ///   - role: `.client` (the default) decodes server frames; `.server` decodes masked client frames.
+    package init(maxFrameSize: Int, allowsCompression: Bool = false, role: Role = .client) {
         precondition(maxFrameSize >= 125, "API misuse: maxFrameSize must allow a control frame (125 bytes)")
         self.maxFrameSize = maxFrameSize
         self.allowsCompression = allowsCompression
+        self.role = role
     }
 
     /// Consumes bytes from the front of `input` and returns the next complete frame, or `nil` when
@@ -106,8 +124,31 @@ package struct FrameParser: Sendable {
                     return nil
                 }
                 try acceptExtendedLength(value, width: width)
+            case .maskingKey(var remaining, var key):
+                while remaining > 0 && index < end {
+                    key = key << 8 | UInt32(input[index])
+                    index += 1
+                    remaining -= 1
+                }
+                guard remaining == 0 else {
+                    state = .maskingKey(remaining: remaining, key: key)
+                    return nil
+                }
+                maskingKey = key
+                state = .payload(remaining: length)
             case .payload(let remaining):
                 let available = end - index
+                if let key = maskingKey, available >= remaining {
+                    // A client frame: the payload must be copied to unmask it.
+                    payload.append(contentsOf: input[index..<(index + remaining)])
+                    index += remaining
+                    Self.unmask(&payload, key: key)
+                    maskingKey = nil
+                    state = .firstByte
+                    let frame = Frame(fin: fin, rsv1: rsv1, opcode: opcode, payload: payload[...])
+                    payload = []
+                    return frame
+                }
                 if remaining == length && available >= remaining {
                     // Fast path: the whole payload is in this input; hand out a slice, no copy.
                     let frame = Frame(fin: fin, rsv1: rsv1, opcode: opcode, payload: input[index..<(index + remaining)])
@@ -150,7 +191,11 @@ package struct FrameParser: Sendable {
     }
 
     private mutating func acceptSecondByte(_ byte: UInt8) throws(FrameError) {
-        if byte & 0x80 != 0 { throw .protocolError(.maskedServerFrame) }
+        let masked = byte & 0x80 != 0
+        switch role {
+        case .client: if masked { throw .protocolError(.maskedServerFrame) }
+        case .server: if !masked { throw .protocolError(.unmaskedClientFrame) }
+        }
         let length = byte & 0x7F
         if opcode.isControl && length > 125 { throw .protocolError(.controlFrameTooLong) }
         switch length {
@@ -170,6 +215,18 @@ package struct FrameParser: Sendable {
     private mutating func beginPayload(_ length: Int) throws(FrameError) {
         guard length <= maxFrameSize else { throw .messageTooBig }
         self.length = length
-        state = .payload(remaining: length)
+        switch role {
+        case .client: state = .payload(remaining: length)
+        case .server: state = .maskingKey(remaining: 4, key: 0)
+        }
+    }
+
+    /// XORs `bytes` with the 4-byte `key` (its bytes in big-endian order), from the payload's first byte.
+    private static func unmask(_ bytes: inout [UInt8], key: UInt32) {
+        let mask: [UInt8] = [
+            UInt8(truncatingIfNeeded: key >> 24), UInt8(truncatingIfNeeded: key >> 16),
+            UInt8(truncatingIfNeeded: key >> 8), UInt8(truncatingIfNeeded: key),
+        ]
+        for index in bytes.indices { bytes[index] ^= mask[index & 3] }
     }
 }

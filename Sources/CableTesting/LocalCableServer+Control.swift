@@ -1,0 +1,71 @@
+import CableReactive
+import Foundation
+
+extension LocalCableServer {
+    /// Sends `{"identifier":identifier,"message":message}` to every open connection subscribed with exactly
+    /// this identifier string. Returns once queued on the sockets (see the type's Threading section).
+    public func broadcast(_ message: JSONValue, to identifier: String) {
+        core.perform(.broadcast(message, .identifier(identifier)))
+    }
+
+    /// Sends `message` to every subscription whose params (the decoded identifier) satisfy `matcher`, each
+    /// with its own identifier; `matcher` runs on the server thread.
+    ///
+    /// ```swift
+    /// server.broadcast(["n": 1]) { $0["channel"] == "ChatChannel" }
+    /// ```
+    public func broadcast(_ message: JSONValue, where matcher: @escaping @Sendable (JSONValue) -> Bool) {
+        core.perform(.broadcast(message, .matching(matcher)))
+    }
+
+    /// Sends `{"type":"disconnect","reason":reason,"reconnect":reconnect}` and a close frame (1000) to the
+    /// target's open connections; each socket closes when its client answers or after ``Options/closeTimeout``.
+    /// The default mirrors `ActionCable.server.restart`.
+    public func disconnect(_ target: Target = .all, reason: String? = "server_restart", reconnect: Bool = true) {
+        core.perform(.disconnect(target, reason: reason, reconnect: reconnect))
+    }
+
+    /// Fault: closes the target's TCP sockets at once, without a close frame (the client sees an abnormal
+    /// closure, 1006). With `.all` this includes connections still sending their upgrade request.
+    public func drop(_ target: Target = .all) {
+        core.perform(.drop(target))
+    }
+
+    /// Fault: the target's connections stop being read and written but stay open, like a network black hole.
+    /// Pings, welcomes and broadcasts to them are discarded. They stay open until ``drop(_:)`` or ``stop()``,
+    /// and count in ``connectionCount`` meanwhile. A connection still sending its upgrade request never gets
+    /// an answer.
+    public func stall(_ target: Target = .all) {
+        core.perform(.stall(target))
+    }
+
+    /// Sends the welcome now to the target's open connections that have not had it (see ``welcome``), then
+    /// runs the commands they sent meanwhile.
+    public func sendWelcome(_ target: Target = .all) {
+        core.perform(.welcome(target))
+    }
+
+    /// Fault: closes the listening socket, so new connections are refused at the TCP level (`ECONNREFUSED`)
+    /// until ``acceptConnections()``; open connections are unaffected. Idempotent.
+    public func refuseConnections() {
+        core.perform(.refuse)
+    }
+
+    /// Listens again on ``port`` after ``refuseConnections()``; does nothing while listening.
+    ///
+    /// - Throws: ``LocalCableServerError`` when the port cannot be bound again (another process took it) or the
+    ///   server has stopped.
+    public func acceptConnections() throws(LocalCableServerError) {
+        guard !snapshot.value.isAccepting else { return }
+        guard !core.isStopped else { throw LocalCableServerError(.stopped) }
+        let (listener, _) = try Socket.listen(port: port)
+        core.perform(.listen(listener))
+    }
+
+    /// Stops the server: closes every connection (without close frames) and the listener, and ends the server
+    /// thread. Returns once all of that is done, except when called on the server thread (then it happens right
+    /// after the current callback). Idempotent; `deinit` calls it.
+    public func stop() {
+        core.stop()
+    }
+}

@@ -1,0 +1,193 @@
+import Foundation
+
+extension LocalCableServer {
+    /// How a ``LocalCableServer`` listens and behaves. The defaults mimic a Rails server.
+    ///
+    /// | option | default | meaning |
+    /// |---|---|---|
+    /// | ``port`` | 0 | the loopback port; 0 picks a free one |
+    /// | ``path`` | `/cable` | the mount path; upgrades elsewhere get 404 |
+    /// | ``subprotocols`` | `actioncable-v1-json`, `actioncable-unsupported` | the first one the client offers is chosen |
+    /// | ``pingInterval`` | 3 s | seconds between pings to welcomed connections; `nil` sends none |
+    /// | ``welcome`` | `.immediately` | when new connections get their welcome |
+    /// | ``includesSessionID`` | false | adds `"sid"` (the connection's number) to the welcome |
+    /// | ``maxRequestHeadSize`` | 16 KiB | a larger upgrade request gets 431 |
+    /// | ``maxMessageSize`` | 1 MiB | a larger frame or message is closed with 1009 |
+    /// | ``maxOutboundBytes`` | 16 MiB | a connection that lets more pile up unsent is dropped |
+    /// | ``maxConnections`` | 256 | connections beyond it are closed as soon as they are accepted |
+    /// | ``maxBufferedCommands`` | 1024 | commands held before the welcome; more closes the connection (1008) |
+    /// | ``historyLimit`` | 1000 | requests and commands kept in ``Snapshot`` (the oldest go first) |
+    /// | ``historyByteLimit`` | 16 MiB | the most text the recorded commands may hold together |
+    /// | ``handshakeTimeout`` | 10 s | time a new socket has to send its upgrade request |
+    /// | ``closeTimeout`` | 1 s | time a closing connection has to finish before its socket is closed |
+    ///
+    /// ```swift
+    /// var options = LocalCableServer.Options()
+    /// options.pingInterval = 0.1
+    /// options.welcome = .after(0.5)
+    /// let server = try LocalCableServer(options: options)
+    /// ```
+    public struct Options: Sendable {
+        /// The TCP port on 127.0.0.1; 0 (the default) lets the system pick a free one (see ``LocalCableServer/port``).
+        public var port: UInt16 = 0
+        /// The path the cable is mounted at; it must start with `/` and hold only URL path characters.
+        public var path = "/cable"
+        /// The subprotocols the server knows. It chooses the first one the client offers that is in this list,
+        /// like Rails, and sends no `Sec-WebSocket-Protocol` when none matches (the upgrade still succeeds).
+        public var subprotocols = ["actioncable-v1-json", "actioncable-unsupported"]
+        /// Seconds between `{"type":"ping","message":<unix time>}` frames, sent from one timer to every welcomed
+        /// connection (so the first ping after a welcome comes 0 to `pingInterval` seconds later, as in Rails).
+        /// `nil` disables pings.
+        public var pingInterval: TimeInterval? = 3
+        /// When a new connection is welcomed; changeable later through ``LocalCableServer/welcome``.
+        public var welcome = WelcomePolicy.immediately
+        /// Whether the welcome carries `"sid"`, the connection's number as a string (as AnyCable sends a session id).
+        public var includesSessionID = false
+        /// The largest upgrade request head, in bytes.
+        public var maxRequestHeadSize = 16_384
+        /// The largest frame and the largest message a client may send, in bytes (125 to 1 GiB).
+        public var maxMessageSize = 1 << 20
+        /// The most bytes waiting to be written to one connection; beyond it the connection is dropped.
+        public var maxOutboundBytes = 16 << 20
+        /// The most connections open at once (including those still sending their upgrade request).
+        public var maxConnections = 256
+        /// The most commands a connection may send before its welcome; they are held and run after it.
+        public var maxBufferedCommands = 1024
+        /// How many requests and commands ``Snapshot`` keeps.
+        public var historyLimit = 1000
+        /// The most bytes of message text ``Snapshot/commands`` keeps; beyond it the oldest commands go first.
+        public var historyByteLimit = 16 << 20
+        /// Seconds a new socket has to send a complete upgrade request before it is closed.
+        public var handshakeTimeout: TimeInterval = 10
+        /// Seconds a closing connection (after a close frame or an HTTP error) has before its socket is closed.
+        public var closeTimeout: TimeInterval = 1
+
+        /// The defaults.
+        public init() {}
+
+        /// Checks every option; ``LocalCableServer/init(options:)`` calls it.
+        ///
+        /// - Throws: ``LocalCableServerError`` of kind ``LocalCableServerError/Kind/invalidOption`` naming the option.
+        public func validate() throws(LocalCableServerError) {
+            func check(_ ok: Bool, _ name: String) throws(LocalCableServerError) {
+                if !ok { throw LocalCableServerError(.invalidOption, detail: name) }
+            }
+            let pathCharacters = CharacterSet.urlPathAllowed.subtracting(CharacterSet(charactersIn: "?#"))
+            try check(
+                path.hasPrefix("/") && path.unicodeScalars.allSatisfy { $0.isASCII && pathCharacters.contains($0) },
+                "path")
+            try check(subprotocols.allSatisfy { Self.isToken($0) }, "subprotocols")
+            try check(pingInterval.map { $0.isFinite && $0 > 0 } ?? true, "pingInterval")
+            try check(welcome.isValid, "welcome")
+            try check(maxRequestHeadSize >= 256, "maxRequestHeadSize")
+            // A frame header may announce up to this much, and the decoder reserves it: keep it allocatable.
+            try check((125...(1 << 30)).contains(maxMessageSize), "maxMessageSize")
+            try check(maxOutboundBytes >= 1024, "maxOutboundBytes")
+            try check(maxConnections >= 1, "maxConnections")
+            try check(maxBufferedCommands >= 0, "maxBufferedCommands")
+            try check(historyLimit >= 0, "historyLimit")
+            try check(historyByteLimit >= 0, "historyByteLimit")
+            try check(handshakeTimeout.isFinite && handshakeTimeout > 0, "handshakeTimeout")
+            try check(closeTimeout.isFinite && closeTimeout > 0, "closeTimeout")
+        }
+
+        /// An HTTP token (RFC 9110 §5.6.2), as a subprotocol must be.
+        static func isToken(_ text: String) -> Bool {
+            !text.isEmpty
+                && text.utf8.allSatisfy { byte in
+                    (0x21...0x7E).contains(byte) && !Array(#"()<>@,;:\"/[]?={}"#.utf8).contains(byte)
+                }
+        }
+    }
+
+    /// When the server sends `{"type":"welcome"}` after a successful upgrade.
+    ///
+    /// Commands a client sends before its welcome are held, as Rails does, and run right after it.
+    public enum WelcomePolicy: Sendable, Hashable {
+        /// At once (Rails' behaviour when `connect` succeeds).
+        case immediately
+        /// After this many seconds.
+        case after(TimeInterval)
+        /// Never on its own (Rails' behaviour when `connect` raises something other than `Unauthorized`);
+        /// ``LocalCableServer/sendWelcome(_:)`` still sends it.
+        case never
+
+        var isValid: Bool {
+            if case .after(let delay) = self { return delay.isFinite && delay >= 0 }
+            return true
+        }
+    }
+
+    /// The number the server gives each accepted TCP connection: 1, 2, 3… in accept order, never reused.
+    public struct ConnectionID: Hashable, Comparable, Sendable, CustomStringConvertible {
+        /// The number.
+        public let rawValue: Int
+
+        /// Wraps a number; useful to compare with the IDs the server reports.
+        public init(_ rawValue: Int) {
+            self.rawValue = rawValue
+        }
+
+        /// Accept order: an older connection is smaller.
+        public static func < (lhs: ConnectionID, rhs: ConnectionID) -> Bool { lhs.rawValue < rhs.rawValue }
+
+        /// `#` and the number, e.g. `#3`.
+        public var description: String { "#\(rawValue)" }
+    }
+
+    /// Which connections a control call applies to.
+    public enum Target: Sendable, Hashable {
+        /// Every open connection.
+        case all
+        /// One connection; nothing happens if it is gone.
+        case connection(ConnectionID)
+
+        func matches(_ id: ConnectionID) -> Bool {
+            switch self {
+            case .all: true
+            case .connection(let target): target == id
+            }
+        }
+    }
+}
+
+/// Why a ``LocalCableServer`` could not start, or could not listen again.
+public struct LocalCableServerError: Error, Hashable, Sendable, CustomStringConvertible {
+    /// What failed.
+    public enum Kind: Hashable, Sendable {
+        /// An option is out of range; ``LocalCableServerError/detail`` names it.
+        case invalidOption
+        /// `socket` failed.
+        case socket
+        /// `bind` failed, typically because the port is taken (`EADDRINUSE`).
+        case bind
+        /// `listen` failed.
+        case listen
+        /// The wake pipe could not be made.
+        case pipe
+        /// The server thread could not start, or the server was already stopped.
+        case stopped
+    }
+
+    /// What failed.
+    public let kind: Kind
+    /// The `errno` of the failing call, or 0.
+    public let errno: Int32
+    /// The option's name for ``Kind/invalidOption``; otherwise empty.
+    public let detail: String
+
+    /// Creates an error; public so tests can compare against one.
+    public init(_ kind: Kind, errno: Int32 = 0, detail: String = "") {
+        self.kind = kind
+        self.errno = errno
+        self.detail = detail
+    }
+
+    /// The kind, the option's name and the `errno`, e.g. `LocalCableServer: bind (errno 98)`.
+    public var description: String {
+        var text = "LocalCableServer: \(kind)"
+        if !detail.isEmpty { text += " \(detail)" }
+        if errno != 0 { text += " (errno \(errno))" }
+        return text
+    }
+}

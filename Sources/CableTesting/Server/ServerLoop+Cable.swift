@@ -1,0 +1,226 @@
+import CableReactive
+import Foundation
+
+/// The protocol side of the server thread: the HTTP upgrade, WebSocket frames and Action Cable commands.
+///
+/// Bad input never traps. The rules: a malformed or oversized request head gets 400 or 431 and the
+/// connection closes; a WebSocket framing violation gets a close frame with its code (1002 protocol error,
+/// 1003 binary data, 1007 bad UTF-8, 1009 too big) and the connection closes without waiting for the
+/// client; anything wrong inside a well-formed text message (bad JSON, unknown command or identifier) is
+/// recorded and otherwise ignored, as Rails does.
+extension ServerLoop {
+    func received(_ bytes: ArraySlice<UInt8>, on connection: ServerConnection) {
+        switch connection.phase {
+        case .handshake: readHead(bytes, on: connection)
+        case .open, .closing: readFrames(bytes, on: connection)
+        case .finishing, .stalled, .closed: break  // discarded
+        }
+    }
+
+    // MARK: HTTP upgrade
+
+    private func readHead(_ bytes: ArraySlice<UInt8>, on connection: ServerConnection) {
+        let searchFrom = max(0, connection.head.count - 3)
+        connection.head.append(contentsOf: bytes)
+        guard let end = HTTPRequestHead.findTerminator(in: connection.head, from: searchFrom) else {
+            if connection.head.count > options.maxRequestHeadSize { answer(431, on: connection) }
+            return
+        }
+        guard end.lowerBound <= options.maxRequestHeadSize else { return answer(431, on: connection) }
+        let rest = connection.head[end.upperBound...]
+        defer { connection.head = [] }
+        guard let head = HTTPRequestHead.parse(connection.head[..<end.lowerBound]) else {
+            return answer(400, on: connection)
+        }
+        let parts = head.target.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false)
+        var request = Server.Request(
+            connection: connection.id, method: head.method, target: head.target, path: String(parts[0]),
+            query: parts.count > 1 ? String(parts[1]) : nil, headers: head.headers, status: 0)
+        let decision: Server.ConnectionDecision
+        if !head.isWebSocketUpgrade || request.path != options.path {
+            decision = .reject(status: 404)
+        } else if head.validKey == nil {
+            decision = .reject(status: 400)
+        } else {
+            let rule = core.rules.withLock { $0.connectionRule }
+            decision = rule(request)
+        }
+        switch decision {
+        case .reject(let status):
+            request.status = (200...599).contains(status) && status != 101 ? status : 500
+            remember(request)
+            answer(request.status, on: connection)
+        case .accept, .disconnect:
+            request.status = 101
+            remember(request)
+            upgrade(connection, request: request, head: head, decision: decision)
+            if !rest.isEmpty { readFrames(rest, on: connection) }
+        }
+    }
+
+    /// Answers with an HTTP error and closes once it is written.
+    private func answer(_ status: Int, on connection: ServerConnection) {
+        connection.head = []
+        connection.enqueue(HTTPResponse.error(status: status))
+        connection.finish(deadline: Socket.now() + nanoseconds(options.closeTimeout))
+    }
+
+    private func upgrade(
+        _ connection: ServerConnection, request: Server.Request, head: HTTPRequestHead,
+        decision: Server.ConnectionDecision
+    ) {
+        let offered = head.list("Sec-WebSocket-Protocol")
+        let chosen = offered.first { options.subprotocols.contains($0) }
+        connection.request = request
+        connection.phase = .open
+        connection.deadline = nil
+        send(bytes: HTTPResponse.switching(key: head.validKey ?? "", subprotocol: chosen), to: connection)
+        if case .disconnect(let reason, let reconnect) = decision {
+            return disconnect(connection, reason: reason, reconnect: reconnect)
+        }
+        switch core.rules.withLock({ $0.welcome }) {
+        case .immediately: sendWelcome(connection)
+        case .after(let delay): connection.welcomeAt = Socket.now() + nanoseconds(delay)
+        case .never: break
+        }
+    }
+
+    // MARK: WebSocket frames
+
+    private func readFrames(_ bytes: ArraySlice<UInt8>, on connection: ServerConnection) {
+        var input = bytes
+        while connection.phase == .open || connection.phase == .closing {
+            let output: MessageAssembler.Output?
+            do {
+                guard let frame = try connection.parser.parse(&input) else { return }
+                output = try connection.assembler.push(frame)
+            } catch {
+                return fail(connection, code: error.closeCode)
+            }
+            switch output {
+            case nil, .pong?:
+                break
+            case .text(let payload, _)?:
+                guard let text = try? UTF8Validation.decode(payload) else {
+                    return fail(connection, code: FrameError.invalidUTF8.closeCode)
+                }
+                receivedText(text, on: connection)
+            case .ping(let payload)?:
+                send(bytes: ServerFrame.encode(opcode: .pong, payload: Array(payload)), to: connection)
+            case .close(let close)?:
+                if connection.phase == .open {
+                    // Echo the client's code (RFC 6455 §5.5.1); an empty close is answered with an empty one.
+                    let echo = close.code.map { ClosePayload(code: $0, reason: "").encoded } ?? []
+                    send(bytes: ServerFrame.encode(opcode: .close, payload: echo), to: connection)
+                }
+                connection.finish(deadline: Socket.now() + nanoseconds(options.closeTimeout))
+            }
+        }
+    }
+
+    /// Sends a close frame with `code` and closes once it is written, without waiting for the client.
+    private func fail(_ connection: ServerConnection, code: UInt16) {
+        let payload = ClosePayload(code: code, reason: "").encoded
+        send(bytes: ServerFrame.encode(opcode: .close, payload: payload), to: connection)
+        connection.finish(deadline: Socket.now() + nanoseconds(options.closeTimeout))
+    }
+
+    func send(bytes: [UInt8], to connection: ServerConnection) {
+        if !connection.enqueue(bytes) { connection.close() }
+    }
+
+    // MARK: Action Cable
+
+    func sendWelcome(_ connection: ServerConnection) {
+        guard !connection.isWelcomed, connection.phase == .open else { return }
+        connection.isWelcomed = true
+        connection.welcomeAt = nil
+        var welcome: [String: JSONValue] = ["type": "welcome"]
+        if options.includesSessionID { welcome["sid"] = .string(String(connection.id.rawValue)) }
+        send(JSONValue.object(welcome).description, to: connection)
+        let held = connection.heldMessages
+        connection.heldMessages = []
+        for command in held where connection.phase == .open {
+            handle(command, on: connection)
+        }
+    }
+
+    /// `{"type":"disconnect","reason":…,"reconnect":…}`, a close frame with 1000, then the close handshake.
+    func disconnect(_ connection: ServerConnection, reason: String?, reconnect: Bool) {
+        let frame: JSONValue = [
+            "type": "disconnect", "reason": reason.map { .string($0) } ?? .null, "reconnect": .bool(reconnect),
+        ]
+        send(frame.description, to: connection)
+        send(
+            bytes: ServerFrame.encode(opcode: .close, payload: ClosePayload(code: 1000, reason: "").encoded),
+            to: connection)
+        guard connection.phase == .open else { return }
+        connection.phase = .closing
+        connection.welcomeAt = nil
+        connection.deadline = Socket.now() + nanoseconds(options.closeTimeout)
+    }
+
+    private func receivedText(_ text: String, on connection: ServerConnection) {
+        let json = try? JSONValue(parsing: text)
+        var data: JSONValue?
+        if json?["command"] == "message", let dataText = json?["data"]?.stringValue {
+            data = try? JSONValue(parsing: dataText)
+        }
+        let command = Server.ReceivedCommand(
+            connection: connection.id, text: text, command: json?["command"]?.stringValue,
+            identifier: json?["identifier"]?.stringValue, data: data)
+        remember(command)
+        guard connection.phase == .open else { return }  // closing: ignored, as Rails does after close
+        guard connection.isWelcomed else {
+            guard connection.heldMessages.count < options.maxBufferedCommands else {
+                return fail(connection, code: 1008)
+            }
+            connection.heldMessages.append(command)
+            return
+        }
+        handle(command, on: connection)
+    }
+
+    private func handle(_ command: Server.ReceivedCommand, on connection: ServerConnection) {
+        guard let identifier = command.identifier, let request = connection.request else { return }
+        let index = connection.subscriptions.firstIndex { $0.identifier == identifier }
+        switch command.command {
+        case "subscribe":
+            // A duplicate is ignored, like Rails 6.1-8.1; so is an identifier that is not a JSON object.
+            guard index == nil, let params = try? JSONValue(parsing: identifier), params.objectValue != nil else {
+                return
+            }
+            let rule = core.rules.withLock { $0.subscriptionRule }
+            let decision = rule(params, request)
+            guard connection.phase == .open else { return }
+            let type: String
+            switch decision {
+            case .confirm:
+                connection.subscriptions.append((identifier, params))
+                type = "confirm_subscription"
+            case .reject:
+                type = "reject_subscription"
+            case .ignore:
+                return runCommands()
+            }
+            send(
+                JSONValue.object(["identifier": .string(identifier), "type": .string(type)]).description, to: connection
+            )
+        case "unsubscribe":
+            if let index { connection.subscriptions.remove(at: index) }
+        case "message":
+            guard let index, let data = command.data, data.objectValue != nil, let action = command.action else {
+                return
+            }
+            guard let handler = core.rules.withLock({ $0.handlers[action] }) else { return }
+            handler(
+                Server.PerformCall(
+                    connection: connection.id, identifier: identifier, params: connection.subscriptions[index].params,
+                    action: action, data: data, request: request, core: core))
+        default:
+            break
+        }
+        // What a rule or handler queued goes out now, before the next command.
+        runCommands()
+    }
+}

@@ -1,0 +1,284 @@
+import CableReactive
+import Foundation
+
+/// The server thread: one `poll` loop over the listener, the wake pipe and every connection.
+///
+/// Each turn: poll, accept, read what is ready, fire due timers (welcome, ping, timeouts), apply the queued
+/// commands, publish the snapshot, write, reap closed sockets (publishing again if that changed anything), then
+/// release the callers waiting on their commands. Only this thread touches the sockets and the connections: the
+/// loop is confined to it, so it is not `Sendable`.
+final class ServerLoop {
+    typealias Server = LocalCableServer
+
+    let core: ServerCore
+    let options: Server.Options
+    var listener: Int32?
+    let wakeRead: Int32
+    var connections: [ServerConnection] = []
+    var nextID = 1
+    var snapshot = Server.Snapshot()
+    /// Requests or commands were recorded since the last publish.
+    var dirty = true
+    var nextPing: UInt64?
+    var stopping = false
+    /// Waiters to release once this turn's outcome is published.
+    var tickets: [Ticket] = []
+    /// The UTF-8 size of the texts in `snapshot.commands`.
+    var commandBytes = 0
+    /// After `accept` failed (out of descriptors), the listener rests until then instead of spinning.
+    var acceptPausedUntil: UInt64?
+    private var readBuffer = [UInt8](repeating: 0, count: 65_536)
+
+    init(core: ServerCore, listener: Int32, wakeRead: Int32) {
+        self.core = core
+        self.options = core.options
+        self.listener = listener
+        self.wakeRead = wakeRead
+    }
+
+    func run() {
+        core.loopThread.withLock { $0 = ObjectIdentifier(Thread.current) }
+        if let interval = options.pingInterval { nextPing = Socket.now() + nanoseconds(interval) }
+        while !stopping {
+            turn()
+        }
+        shutdown()
+    }
+
+    private func turn() {
+        var fds = [pollfd(fd: wakeRead, events: Socket.pollIn, revents: 0)]
+        if let paused = acceptPausedUntil, paused <= Socket.now() { acceptPausedUntil = nil }
+        if let listener, acceptPausedUntil == nil {
+            fds.append(pollfd(fd: listener, events: Socket.pollIn, revents: 0))
+        }
+        let first = fds.count
+        var polled: [ServerConnection] = []
+        for connection in connections {
+            guard let events = connection.pollEvents else { continue }
+            fds.append(pollfd(fd: connection.fd, events: events, revents: 0))
+            polled.append(connection)
+        }
+        Socket.poll(&fds, timeout: pollTimeout())
+        if fds[0].revents != 0 { Socket.drain(wakeRead) }
+        if first > 1 && fds[1].revents != 0 { acceptAll() }
+        for (offset, connection) in polled.enumerated() {
+            let events = fds[first + offset].revents
+            if events != 0 { service(connection, events: events) }
+        }
+        fireTimers(now: Socket.now())
+        runCommands()
+        // Publish before writing: a client that sees the server's answer finds it in the snapshot already.
+        publish()
+        // A finishing connection is flushed even when empty: that half-closes it.
+        for connection in connections where connection.hasOutput || connection.phase == .finishing {
+            flush(connection)
+        }
+        connections.removeAll { $0.phase == .closed }
+        publish()
+        releaseTickets()
+    }
+
+    /// Milliseconds until the next timer, rounded up; -1 when none is pending.
+    private func pollTimeout() -> Int32 {
+        var soonest = [nextPing, acceptPausedUntil].compactMap { $0 }.min()
+        for connection in connections where connection.phase != .stalled {
+            for deadline in [connection.deadline, connection.welcomeAt].compactMap({ $0 }) {
+                soonest = min(soonest ?? deadline, deadline)
+            }
+        }
+        guard let soonest else { return -1 }
+        let now = Socket.now()
+        guard soonest > now else { return 0 }
+        return Int32(clamping: (soonest - now + 999_999) / 1_000_000)
+    }
+
+    private func acceptAll() {
+        guard let listener else { return }
+        while let fd = Socket.accept(listener) {
+            guard fd >= 0 else {
+                // Out of descriptors, typically: the connection stays queued; rest rather than spin on it.
+                acceptPausedUntil = Socket.now() + 100_000_000
+                return
+            }
+            snapshot.acceptedCount += 1
+            dirty = true
+            guard connections.count < options.maxConnections else {
+                Socket.close(fd)
+                continue
+            }
+            let id = Server.ConnectionID(nextID)
+            nextID += 1
+            connections.append(ServerConnection(id: id, fd: fd, options: options, now: Socket.now()))
+        }
+    }
+
+    /// Reads what `poll` reported ready; writing waits for the end of the turn.
+    private func service(_ connection: ServerConnection, events: Int16) {
+        guard events & (Socket.pollIn | Socket.pollFailure) != 0, connection.phase != .closed else { return }
+        let result = readBuffer.withUnsafeMutableBytes { Socket.read(connection.fd, into: $0) }
+        switch result {
+        case .done(let count):
+            received(readBuffer[0..<count], on: connection)
+        case .wouldBlock:
+            break
+        case .endOfStream, .failed:
+            connection.close()
+        }
+    }
+
+    func flush(_ connection: ServerConnection) {
+        guard connection.phase != .closed, connection.phase != .stalled else { return }
+        if !connection.flush() { connection.close() }
+    }
+
+    private func fireTimers(now: UInt64) {
+        for connection in connections {
+            if let deadline = connection.deadline, deadline <= now, connection.phase != .stalled {
+                connection.close()
+            }
+            if let due = connection.welcomeAt, due <= now, connection.phase == .open {
+                sendWelcome(connection)
+            }
+        }
+        if let due = nextPing, due <= now, let interval = options.pingInterval {
+            nextPing = now + nanoseconds(interval)
+            let ping = JSONValue.object(["type": "ping", "message": .int(Int(Date().timeIntervalSince1970))])
+            for connection in connections where connection.phase == .open && connection.isWelcomed {
+                send(ping.description, to: connection)
+            }
+        }
+    }
+
+    /// Applies every queued command, in order. Also called after each client command, so what a handler
+    /// sends goes out before the next command is handled.
+    func runCommands() {
+        for (command, ticket) in core.takeCommands() {
+            apply(command)
+            if let ticket { tickets.append(ticket) }
+        }
+    }
+
+    private func apply(_ command: ServerCommand) {
+        switch command {
+        case .transmit(let id, let identifier, let message):
+            for connection in connections where connection.id == id && connection.phase == .open {
+                send(Self.envelope(identifier, message), to: connection)
+            }
+        case .broadcast(let message, let target):
+            broadcast(message, to: target)
+        case .disconnect(let target, let reason, let reconnect):
+            for connection in connections where target.matches(connection.id) && connection.phase == .open {
+                disconnect(connection, reason: reason, reconnect: reconnect)
+            }
+        case .drop(let target):
+            for connection in connections where target.matches(connection.id) { connection.close() }
+        case .stall(let target):
+            for connection in connections where target.matches(connection.id) && connection.phase != .closed {
+                connection.phase = .stalled
+                connection.deadline = nil
+                connection.welcomeAt = nil
+            }
+        case .welcome(let target):
+            for connection in connections where target.matches(connection.id) && connection.phase == .open {
+                sendWelcome(connection)
+            }
+        case .refuse:
+            if let listener { Socket.close(listener) }
+            listener = nil
+        case .listen(let fd):
+            if listener == nil { listener = fd } else { Socket.close(fd) }
+        case .stop:
+            stopping = true
+        }
+    }
+
+    private func broadcast(_ message: JSONValue, to target: BroadcastTarget) {
+        var frames: [String: String] = [:]
+        for connection in connections where connection.phase == .open {
+            for subscription in connection.subscriptions {
+                switch target {
+                case .identifier(let identifier): guard subscription.identifier == identifier else { continue }
+                case .matching(let matcher): guard matcher(subscription.params) else { continue }
+                }
+                let frame = frames[subscription.identifier] ?? Self.envelope(subscription.identifier, message)
+                frames[subscription.identifier] = frame
+                send(frame, to: connection)
+            }
+        }
+    }
+
+    /// Queues a text frame, dropping a connection that has let too much pile up unread.
+    func send(_ text: String, to connection: ServerConnection) {
+        if !connection.enqueueText(text) { connection.close() }
+    }
+
+    /// `{"identifier":…,"message":…}`; a NaN or infinite number in `message` is written as `null`.
+    static func envelope(_ identifier: String, _ message: JSONValue) -> String {
+        JSONValue.object(["identifier": .string(identifier), "message": message]).description
+    }
+
+    private func publish() {
+        let infos = connections.compactMap { connection -> Server.ConnectionInfo? in
+            guard connection.isUpgraded, let request = connection.request else { return nil }
+            return Server.ConnectionInfo(
+                id: connection.id, request: request, subscriptions: connection.subscriptions.map(\.identifier),
+                isWelcomed: connection.isWelcomed, isStalled: connection.phase == .stalled,
+                isClosing: connection.phase == .closing || connection.phase == .finishing)
+        }
+        let accepting = listener != nil
+        guard dirty || infos != snapshot.connections || accepting != snapshot.isAccepting else { return }
+        dirty = false
+        snapshot.connections = infos
+        snapshot.isAccepting = accepting
+        core.snapshot.value = snapshot
+        core.connectionCount.value = infos.count
+    }
+
+    private func releaseTickets() {
+        let waiting = tickets
+        tickets.removeAll()
+        for ticket in waiting { ticket.signal() }
+    }
+
+    /// Closes every socket, publishes the empty state, then closes the wake pipe and releases every waiter.
+    private func shutdown() {
+        for connection in connections { connection.close() }
+        connections.removeAll()
+        if let listener { Socket.close(listener) }
+        listener = nil
+        publish()
+        let leftovers = core.markStopped()
+        Socket.close(wakeRead)
+        Socket.close(core.control.withLock { $0.wakeWrite })
+        for (command, _) in leftovers {
+            if case .listen(let fd) = command { Socket.close(fd) }
+        }
+        releaseTickets()
+        for ticket in leftovers.compactMap(\.ticket) { ticket.signal() }
+    }
+
+    /// Records a request, forgetting the oldest beyond ``Options/historyLimit``.
+    func remember(_ request: Server.Request) {
+        snapshot.requests.append(request)
+        if snapshot.requests.count > options.historyLimit {
+            snapshot.requests.removeFirst(snapshot.requests.count - options.historyLimit)
+        }
+        dirty = true
+    }
+
+    /// Records a command, forgetting the oldest beyond ``Options/historyLimit`` or ``Options/historyByteLimit``.
+    func remember(_ command: Server.ReceivedCommand) {
+        snapshot.commands.append(command)
+        commandBytes += command.text.utf8.count
+        var drop = max(0, snapshot.commands.count - options.historyLimit)
+        var bytes = commandBytes
+        for index in 0..<drop { bytes -= snapshot.commands[index].text.utf8.count }
+        while bytes > options.historyByteLimit && drop < snapshot.commands.count {
+            bytes -= snapshot.commands[drop].text.utf8.count
+            drop += 1
+        }
+        snapshot.commands.removeFirst(drop)
+        commandBytes = bytes
+        dirty = true
+    }
+}
