@@ -74,6 +74,25 @@ let package = Package(
             dependencies: ["BenchSupport", "CableReactive"],
             path: "Benchmarks/CableBenchmark"
         ),
-    ],
+        // Playgrounds-linux: runnable examples (`swift run Chat`, …), each against an embedded LocalCableServer;
+        // Scripts/test.d/70-playgrounds runs them. ReadmeSnippets holds the README's code, compiled.
+        .target(
+            name: "ExampleSupport",
+            dependencies: ["CableReactive", "CableTesting", "Signals"],
+            path: "Playgrounds-linux/ExampleSupport"
+        ),
+        .target(
+            name: "ReadmeSnippets",
+            dependencies: ["CableReactive", "Signals"],
+            path: "Playgrounds-linux/ReadmeSnippets"
+        ),
+    ]
+        + ["Chat", "GatedConnect", "TokenRefresh", "TypedChannel", "ReconnectDemo"].map { name in
+            .executableTarget(
+                name: name,
+                dependencies: ["CableReactive", "CableTesting", "ExampleSupport", "Signals"],
+                path: "Playgrounds-linux/\(name)"
+            )
+        },
     swiftLanguageModes: [.v6]
 )

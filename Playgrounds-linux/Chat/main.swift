@@ -1,0 +1,48 @@
+// Chat: join a room, say three things, read them back.
+//
+//     swift run Chat                                    # against an embedded LocalCableServer
+//     swift run Chat --url ws://127.0.0.1:3000/cable    # against a real server with a ChatChannel
+//     swift run Chat --room ops --name alice
+//
+// The embedded server answers `speak` like the Rails fixture's ChatChannel (Tests/Fixtures/rails): it
+// broadcasts {"user", "room", "text"} to everyone in the room.
+
+import CableReactive
+import CableTesting
+import ExampleSupport
+import Foundation
+
+await runExample {
+    let embedded = argument("--url") == nil ? try makeChatServer() : nil
+    let name = argument("--name") ?? "swift"
+    guard let url = argument("--url").flatMap(URL.init(string:)) ?? embedded?.url(query: "user=\(name)") else {
+        throw ExampleError("--url needs a ws:// or wss:// URL")
+    }
+    say(embedded == nil ? "server: \(url.host ?? "?")" : "server: embedded LocalCableServer on port \(url.port ?? 0)")
+    let room = argument("--room") ?? "lobby"
+
+    // snippet:start quick-start
+    let client = try ActionCableClient(url: url)
+    let chat = try client.subscribe(["channel": "ChatChannel", "room": .string(room)])
+    client.connect()
+
+    let reader = Task {
+        var seen = 0
+        for await message in chat.messages {
+            print(message["user"]?.stringValue ?? "?", "says", message["text"]?.stringValue ?? "")
+            seen += 1
+            if seen == 3 { break }
+        }
+    }
+    // snippet:end
+
+    try await chat.state.subscribed()
+    say("subscribed to \(room)")
+    for text in ["Hello!", "Unicode works: héllo wörld ✓", "Bye."] {
+        guard chat.perform("speak", ["text": .string(text)]) else { throw ExampleError("perform returned false") }
+    }
+    await reader.value
+    client.close()
+    embedded?.stop()
+    say("done")
+}

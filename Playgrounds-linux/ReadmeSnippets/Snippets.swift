@@ -1,0 +1,127 @@
+// The README's code, compiled with the package (Scripts/readme-snippets checks that the README shows
+// exactly these regions). Nothing here runs; the runnable examples are the other Playgrounds-linux targets.
+
+import CableReactive
+import Foundation
+import Signals
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
+/// Authentication through `onRequest`, which edits the upgrade request before every attempt.
+func authenticationExamples(url: URL, token: @escaping @Sendable () async -> String) throws -> [ActionCableClient] {
+    // snippet:start auth-origin
+    let withOrigin = try ActionCableClient(url: url) { request in
+        request.setValue("https://app.example.com", forHTTPHeaderField: "Origin")
+    }
+    // snippet:end
+
+    // snippet:start auth-header
+    let withHeader = try ActionCableClient(url: url) { request in
+        request.setValue("Bearer \(await token())", forHTTPHeaderField: "Authorization")
+    }
+    // snippet:end
+
+    // snippet:start auth-query
+    let withQuery = try ActionCableClient(url: url) { request in
+        guard let current = request.url, var components = URLComponents(url: current, resolvingAgainstBaseURL: false)
+        else { return }
+        components.queryItems = [URLQueryItem(name: "token", value: await token())]
+        request.url = components.url
+    }
+    // snippet:end
+
+    // snippet:start auth-cookie
+    let withCookie = try ActionCableClient(url: url) { request in
+        request.setValue("_session=\(await token())", forHTTPHeaderField: "Cookie")
+    }
+    // snippet:end
+    return [withOrigin, withHeader, withQuery, withCookie]
+}
+
+/// What `perform` returns.
+func performExample(chat: ChannelSubscription) {
+    // snippet:start perform
+    if chat.perform("speak", ["text": "Hello"]) {
+        // Queued on the live connection, in call order.
+    } else {
+        // Not subscribed on a live connection right now: nothing was queued, and nothing will be sent
+        // later. Keep the draft and offer to send it again when `chat.state` is `.subscribed`.
+    }
+    // snippet:end
+}
+
+/// The options.
+func optionsExample(url: URL) throws -> ActionCableClient {
+    // snippet:start options
+    var options = CableOptions()
+    options.staleTimeout = 15  // welcome deadline, and the longest silence after it
+    options.minReconnectDelay = 1  // first backoff step; doubles up to the maximum, ±25% jitter
+    options.maxReconnectDelay = 30
+    options.maxReconnectAttempts = nil  // unlimited; N allows N + 1 tries, then .stopped("max_reconnect_attempts")
+    options.messageBufferSize = 128  // per subscription; the oldest message is dropped when full
+    let client = try ActionCableClient(url: url, options: options)  // throws CableError for invalid values
+    // snippet:end
+    return client
+}
+
+/// Logging.
+func loggingExample(crashReporter: @escaping @Sendable (String) -> Void) {
+    // snippet:start logging
+    CableLog.logger = .platform  // os.Logger on Apple platforms, standard error on Linux; INFO and up
+    CableLog.logger = CableLogger(minimumLevel: .warn) { level, line in
+        crashReporter("\(level) \(line)")  // lines never hold headers, URL paths, queries or payloads
+    }
+    CableLog.logger = .none  // the default: silent
+    // snippet:end
+}
+
+/// Dropped messages.
+func dropsExample(chat: ChannelSubscription) {
+    // snippet:start drops
+    let dropped = chat.messages.droppedCount  // messages lost because the buffer was full
+    // snippet:end
+    _ = dropped
+}
+
+#if canImport(SwiftUI) && canImport(Combine)
+    import Combine
+    import SwiftUI
+
+    // snippet:start swiftui
+    /// Owns the client for the app's lifetime and publishes what the UI shows.
+    @MainActor
+    final class CableModel: ObservableObject {
+        @Published private(set) var state: CableState = .disconnected
+        let foreground = MutableStateValue(false)
+        let loggedIn = MutableStateValue(false)
+        private let client: ActionCableClient
+        private var observation: Observation?
+
+        init(url: URL) throws {
+            client = try ActionCableClient(
+                url: url,
+                canConnect: combineLatest(loggedIn, foreground).map { $0 && $1 },
+                callbackQueue: .main
+            )
+            observation = client.state.observe(on: .main) { [weak self] state in
+                MainActor.assumeIsolated { self?.state = state }
+            }
+            client.connect()
+        }
+    }
+
+    struct ChatScreen: View {
+        @Environment(\.scenePhase) private var scenePhase
+        @ObservedObject var model: CableModel
+
+        var body: some View {
+            Text(model.state == .connected ? "Live" : "Connecting…")
+                .onChange(of: scenePhase) { phase in
+                    model.foreground.value = phase == .active
+                }
+        }
+    }
+// snippet:end
+#endif
