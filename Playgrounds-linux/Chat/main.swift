@@ -2,6 +2,7 @@
 //
 //     swift run Chat                                    # against an embedded LocalCableServer
 //     swift run Chat --url ws://127.0.0.1:3000/cable    # against a real server with a ChatChannel
+//     swift run Chat --url "ws://127.0.0.1:$PORT/cable?token=tok-alice"   # the Rails fixture (Scripts/rails-server)
 //     swift run Chat --room ops --name alice
 //
 // The embedded server answers `speak` like the Rails fixture's ChatChannel (Tests/Fixtures/rails): it
@@ -36,7 +37,11 @@ await runExample {
     }
     // snippet:end
 
-    try await chat.state.subscribed()
+    do {
+        try await chat.state.subscribed()
+    } catch {
+        throw ExampleError("\(error); the client is \(client.state.value), the subscription \(chat.state.value)")
+    }
     say("subscribed to \(room)")
     for text in ["Hello!", "Unicode works: héllo wörld ✓", "Bye."] {
         guard chat.perform("speak", ["text": .string(text)]) else { throw ExampleError("perform returned false") }
