@@ -40,9 +40,13 @@ extension IntegrationTests {
         @Test func failoverToTheOtherServer() async throws {
             let redis = try Env.redisURL()
             let prefix = unique("fo")
-            let first = try RailsServer.start(["--redis", redis, "--prefix", prefix, "--env", "CABLE_BEAT_INTERVAL=1"])
+            let first = try await RailsServer.start([
+                "--redis", redis, "--prefix", prefix, "--env", "CABLE_BEAT_INTERVAL=1",
+            ])
             defer { first.stop() }
-            let second = try RailsServer.start(["--redis", redis, "--prefix", prefix, "--env", "CABLE_BEAT_INTERVAL=1"])
+            let second = try await RailsServer.start([
+                "--redis", redis, "--prefix", prefix, "--env", "CABLE_BEAT_INTERVAL=1",
+            ])
             defer { second.stop() }
             let servers = [first.port, second.port]
             let attempts = Locked(0)
@@ -62,7 +66,7 @@ extension IntegrationTests {
             let subscription = try await echoSubscription(client, stream: stream)
             #expect(try await connectionCount(first.control, user: "failover") == 1)
 
-            try first.kill()
+            try await first.kill()
             try await waitFor(subscription.state, 10, "confirmed on B") { $0 == .subscribed(confirmations: 2) }
             #expect(client.state.value == .connected)
             #expect(try await connectionCount(second.control, user: "failover") == 1)

@@ -12,7 +12,7 @@ extension IntegrationTests {
         @Test func hundredClientsRideThroughAnOutage() async throws {
             let count = 100
             let minDelay = 1.0
-            var server = try RailsServer.start(["--env", "CABLE_BEAT_INTERVAL=1"])
+            var server = try await RailsServer.start(["--env", "CABLE_BEAT_INTERVAL=1"])
             defer { server.stop() }
             let clients = try (0..<count).map { index in
                 try makeClient(
@@ -34,7 +34,7 @@ extension IntegrationTests {
             let outage = monotonicNow()
             server.stop()
             try await Task.sleep(nanoseconds: 5_000_000_000)
-            let restarted = try server.restarted()
+            let restarted = try await server.restarted()
             server = restarted
             let back = monotonicNow()
             for subscription in subscriptions {
@@ -68,7 +68,7 @@ extension IntegrationTests {
         /// 500 × (create, connect, subscribe, close) against a real server: afterwards the server has no
         /// connections and this process has no more threads or descriptors than before.
         @Test func fiveHundredLifecyclesLeaveNothing() async throws {
-            let server = try RailsServer.start()
+            let server = try await RailsServer.start()
             defer { server.stop() }
             func lifecycle(_ index: Int) async throws {
                 let client = try makeClient(server.cableURL, query: "token=tok-life\(index % 10)")
