@@ -76,7 +76,8 @@ extension IntegrationTests {
                 client.connect()
                 try await waitFor(subscription.state, 10, "lifecycle \(index) confirmed", where: isSubscribed)
                 client.close()
-                #expect(subscription.state.value == .unsubscribed)
+                // published on the callback queue, so after close() returns, not necessarily before
+                try await waitFor(subscription.state, 5, "lifecycle \(index) unsubscribed") { $0 == .unsubscribed }
             }
             // warm up the runtime, URLSession and the transport's shared machinery, then take the baseline
             for index in 0..<10 { try await lifecycle(index) }
