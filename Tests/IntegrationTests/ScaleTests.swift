@@ -63,6 +63,9 @@ extension IntegrationTests {
             #expect((firstRetries.first ?? 99) <= minDelay / 5)
             #expect(buckets.count >= 4)
             #expect(recovered - back <= 2 * 1.25 + 3)
+            // nothing in this process ignores SIGPIPE: had a client written to a dead socket without
+            // MSG_NOSIGNAL, the run would have ended here instead of passing
+            #expect(sigpipeEndsTheProcess())
         }
 
         /// 500 × (create, connect, subscribe, close) against a real server: afterwards the server has no

@@ -283,12 +283,12 @@ func connectionCount(_ control: String, user: String? = nil) async throws -> Int
 /// Foundation.Process (swift-corelibs-foundation) learns that its child exited from EOF on a socket pair
 /// whose other end it deliberately leaves open in the child, and only then calls `waitpid`. A child that
 /// starts a server in the background (`Scripts/rails-server start`: puma, detached with `setsid`) hands that
-/// descriptor to the server, so the EOF never comes while the server runs: `waitUntilExit()` hangs with the
-/// script already a zombie. The child is also spawned with the calling thread's signal mask, and a Dispatch
-/// worker thread blocks most signals, so the server may start with SIGTERM blocked.
+/// descriptor on to the server, so the EOF never comes while the server runs: `waitUntilExit()` hangs, with
+/// the script already a zombie, until the server dies (see README.md, "Known problem (resolved)").
 ///
 /// Here: `posix_spawn` with stdin `/dev/null`, stdout and stderr into a file, every other descriptor closed
-/// (`closefrom`), default signal dispositions and an empty signal mask; then `waitpid` on that one pid.
+/// (`closefrom`), default signal dispositions and an empty signal mask (nothing of this process's state
+/// leaks into a server that outlives the call); then `waitpid` on that one pid.
 enum Subprocess {
     struct Exit: Sendable {
         var status: Int32
@@ -440,6 +440,15 @@ final class RailsServer: Sendable {
         _ = Glibc.kill(-pid, SIGKILL)
         try await run(Self.script, ["stop", String(pid)])  // confirms it is gone (a zombie counts as gone)
     }
+}
+
+/// Whether SIGPIPE still has its default action (end the process) here. The suites deliberately do not ignore
+/// it: a write to a reset socket without `MSG_NOSIGNAL` anywhere in the client then ends the whole run
+/// ("Exited with unexpected signal code 13") instead of passing unnoticed.
+func sigpipeEndsTheProcess() -> Bool {
+    var current = sigaction()
+    guard sigaction(SIGPIPE, nil, &current) == 0 else { return false }
+    return current.__sigaction_handler.sa_handler == nil && current.sa_flags & SA_SIGINFO == 0  // SIG_DFL
 }
 
 /// Counts of this process's threads and file descriptors.
