@@ -137,21 +137,29 @@ extension IntegrationTests {
             try await waitFor(client.state, 5, "connected after pass") { $0 == .connected }
         }
 
-        /// An upgrade that is never answered ends at the handshake deadline (staleTimeout) and is retried.
+        /// An upgrade request that is never answered (the proxy reads it and stays silent) ends at the handshake
+        /// deadline (staleTimeout): the client gives that socket up, retries, and gets in after /pass.
         @Test func stalledUpgradeTimesOut() async throws {
             let stale = 1.5
             try await HTTP.post(control + "/stall-upgrade")
             let client = try makeClient(
                 proxy, query: "token=tok-\(unique("stall"))", options: .test(stale: stale, min: 0.1, max: 0.2))
             defer { client.close() }
+            let states = Recorder(client.state)
             let start = monotonicNow()
             client.connect()
             try await waitFor(client.state, stale + 2, "handshake timeout") { isConnecting($0, atLeast: 1) }
             let elapsed = monotonicNow() - start
             #expect(elapsed >= stale - 0.1 && elapsed <= stale + 1, "failed after \(elapsed) s")
-            try await eventually(stale + 3, "a second attempt") {
-                (try await HTTP.get(control + "/stats")["accepted"]?.intValue ?? 0) >= 2
+            #expect(!states.values.contains(.connected))
+            // the second attempt stalls too, and the first stalled socket was closed, not left open
+            try await eventually(stale + 3, "a second stalled attempt, the first one closed") {
+                let stats = try await HTTP.get(control + "/stats")
+                return (stats["accepted"]?.intValue ?? 0) >= 2 && stats["active_stalled"]?.intValue == 1
             }
+            let stats = try await HTTP.get(control + "/stats")
+            #expect((stats["bytes_up"]?.intValue ?? 0) > 0, "the upgrade request was sent")
+            #expect(stats["accept_modes"]?.arrayValue?.allSatisfy { $0.stringValue == "stall-upgrade" } == true)
             try await HTTP.post(control + "/pass")
             try await waitFor(client.state, 2 * stale + 3, "connected after pass") { $0 == .connected }
         }

@@ -35,39 +35,65 @@ extension IntegrationTests {
             }
         }
 
-        /// onRequest picks the next server of a list on every attempt; when A is killed the client ends up on
-        /// B, resubscribed, and still gets broadcasts (made on B).
+        /// Failover between two servers of one cluster (one redis). A client's URL names one server, so choosing
+        /// another is the app's job, in `onRequest`, which runs before every connection attempt: here it takes
+        /// the next server of a list on every attempt (round robin, as a client of a server list would do).
+        /// The client is on A, where a broadcast made on B reaches it. A is killed (SIGKILL: no close frame, no
+        /// goodbye); the very next attempt goes to B, where the client is resubscribed, and its broadcast
+        /// reaches an observer that was on B all along.
         @Test func failoverToTheOtherServer() async throws {
             let redis = try Env.redisURL()
             let prefix = unique("fo")
-            let first = try RailsServer.start(["--redis", redis, "--prefix", prefix, "--env", "CABLE_BEAT_INTERVAL=1"])
+            let first = try await RailsServer.start([
+                "--redis", redis, "--prefix", prefix, "--env", "CABLE_BEAT_INTERVAL=1",
+            ])
             defer { first.stop() }
-            let second = try RailsServer.start(["--redis", redis, "--prefix", prefix, "--env", "CABLE_BEAT_INTERVAL=1"])
+            let second = try await RailsServer.start([
+                "--redis", redis, "--prefix", prefix, "--env", "CABLE_BEAT_INTERVAL=1",
+            ])
             defer { second.stop() }
-            let servers = [first.port, second.port]
-            let attempts = Locked(0)
+            let ports = [first.port, second.port]
+            let targets = Locked<[Int]>([])  // the port of every attempt, in order
+            let user = unique("failover")
             let client = try makeClient(first.cableURL) { request in
-                let index = attempts.withLock { n in
-                    defer { n += 1 }
-                    return n
+                let port = targets.withLock { targets in
+                    targets.append(ports[targets.count % ports.count])
+                    return targets[targets.count - 1]
                 }
-                var components = URLComponents(url: request.url!, resolvingAgainstBaseURL: false)!
-                components.port = servers[index % servers.count]
-                components.query = "token=tok-failover"
-                request.url = components.url
+                guard let url = request.url, var components = URLComponents(url: url, resolvingAgainstBaseURL: false)
+                else { throw Failure("no request URL") }
+                components.port = port
+                components.query = "token=tok-\(user)"
+                guard let target = components.url else { throw Failure("bad URL \(components)") }
+                request.url = target
             }
             defer { client.close() }
+            let observer = try makeClient(second.cableURL, query: "token=tok-\(unique("observer"))")
+            defer { observer.close() }
             client.connect()
+            observer.connect()
             let stream = unique("fo-stream")
             let subscription = try await echoSubscription(client, stream: stream)
-            #expect(try await connectionCount(first.control, user: "failover") == 1)
+            let watching = try await echoSubscription(observer, stream: stream)
+            #expect(try await connectionCount(first.control, user: user) == 1)
+            try await HTTP.post(second.control + "/broadcast?stream=\(stream)", body: #"{"from":"B before"}"#)
+            try await nextMessage(subscription, 5, "a broadcast on B at the client on A") {
+                $0["from"]?.stringValue == "B before"
+            }
 
-            try first.kill()
+            try await first.kill()
             try await waitFor(subscription.state, 10, "confirmed on B") { $0 == .subscribed(confirmations: 2) }
             #expect(client.state.value == .connected)
-            #expect(try await connectionCount(second.control, user: "failover") == 1)
-            try await HTTP.post(second.control + "/broadcast?stream=\(stream)", body: #"{"from":"B"}"#)
-            try await nextMessage(subscription, 5, "broadcast on B") { $0["from"]?.stringValue == "B" }
+            #expect(targets.withLock { $0 } == ports, "the first attempt after the loss went to B")
+            #expect(try await connectionCount(second.control, user: user) == 1)
+            #expect(subscription.perform("broadcast", ["from": "client on B"]))
+            try await nextMessage(watching, 5, "the failed-over client's broadcast at the observer") {
+                $0["from"]?.stringValue == "client on B"
+            }
+            try await nextMessage(subscription, 5, "its own broadcast back") {
+                $0["from"]?.stringValue == "client on B"
+            }
+            #expect(observer.state.value == .connected)
         }
     }
 }

@@ -84,16 +84,16 @@ extension IntegrationTests {
         /// SIGKILL: no close frame, no FIN from Rails' side before the kernel's; a new puma on the same port
         /// takes the client back.
         @Test func killedPumaComesBack() async throws {
-            let server = try RailsServer.start(["--env", "CABLE_BEAT_INTERVAL=1"])
+            let server = try await RailsServer.start(["--env", "CABLE_BEAT_INTERVAL=1"])
             defer { server.stop() }
             let client = try makeClient(server.cableURL, query: "token=tok-\(unique("kill"))")
             defer { client.close() }
             client.connect()
             let subscription = try await echoSubscription(client)
-            try server.kill()
+            try await server.kill()
             try await waitFor(client.state, 5, "connection lost") { isConnecting($0) }
             try await waitFor(client.state, 10, "retrying against a dead port") { isConnecting($0, atLeast: 1) }
-            let second = try server.restarted()
+            let second = try await server.restarted()
             defer { second.stop() }
             try await waitFor(subscription.state, 10, "confirmed on the new puma") {
                 $0 == .subscribed(confirmations: 2)

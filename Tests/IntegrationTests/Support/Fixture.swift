@@ -278,19 +278,120 @@ func connectionCount(_ control: String, user: String? = nil) async throws -> Int
 
 // MARK: - processes
 
-/// Runs a command to completion; throws on a non-zero exit. Its stdout goes to /dev/null: a pipe would not
-/// see EOF while a server it started still holds an inherited copy of the write end.
-func run(_ executable: String, _ arguments: [String]) throws {
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: executable)
-    process.arguments = arguments
-    process.standardOutput = FileHandle.nullDevice
-    process.standardInput = FileHandle.nullDevice
-    try process.run()
-    process.waitUntilExit()
-    guard process.terminationStatus == 0 else {
-        throw Failure("\(executable) \(arguments.joined(separator: " ")) exited \(process.terminationStatus)")
+/// Child processes, without Foundation.Process.
+///
+/// Foundation.Process (swift-corelibs-foundation) learns that its child exited from EOF on a socket pair
+/// whose other end it deliberately leaves open in the child, and only then calls `waitpid`. A child that
+/// starts a server in the background (`Scripts/rails-server start`: puma, detached with `setsid`) hands that
+/// descriptor on to the server, so the EOF never comes while the server runs: `waitUntilExit()` hangs, with
+/// the script already a zombie, until the server dies (see README.md, "Known problem (resolved)").
+///
+/// Here: `posix_spawn` with stdin `/dev/null`, stdout and stderr into a file, every other descriptor closed
+/// (`closefrom`), default signal dispositions and an empty signal mask (nothing of this process's state
+/// leaks into a server that outlives the call); then `waitpid` on that one pid.
+enum Subprocess {
+    struct Exit: Sendable {
+        var status: Int32
+        /// stdout and stderr, interleaved.
+        var output: String
     }
+
+    private typealias CloseFrom = @convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, Int32) -> Int32
+
+    /// glibc ≥ 2.34 (Debian 12 has 2.36); not in Swift's Glibc module, so looked up at run time.
+    private static let addCloseFrom: CloseFrom? = {
+        guard let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "posix_spawn_file_actions_addclosefrom_np")
+        else { return nil }
+        return unsafeBitCast(symbol, to: CloseFrom.self)
+    }()
+
+    /// Starts `executable` and returns its pid; the caller must `wait` for it.
+    static func spawn(_ executable: String, _ arguments: [String], output: String) throws -> pid_t {
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        try check(posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0), "addopen stdin")
+        try check(
+            posix_spawn_file_actions_addopen(&actions, 1, output, O_WRONLY | O_CREAT | O_TRUNC, 0o644),
+            "addopen stdout")
+        try check(posix_spawn_file_actions_adddup2(&actions, 1, 2), "dup2 stderr")
+        if let addCloseFrom {
+            try check(addCloseFrom(&actions, 3), "addclosefrom")
+        } else {
+            // Older glibc: close what is open now (descriptors opened concurrently may still leak).
+            let open = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd")) ?? []
+            for fd in open.compactMap(Int32.init) where fd > 2 {
+                try check(posix_spawn_file_actions_addclose(&actions, fd), "addclose")
+            }
+        }
+
+        var attributes = posix_spawnattr_t()
+        posix_spawnattr_init(&attributes)
+        defer { posix_spawnattr_destroy(&attributes) }
+        var all = sigset_t()
+        sigfillset(&all)
+        var none = sigset_t()
+        sigemptyset(&none)
+        try check(posix_spawnattr_setsigdefault(&attributes, &all), "setsigdefault")
+        try check(posix_spawnattr_setsigmask(&attributes, &none), "setsigmask")
+        try check(
+            posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK)),
+            "setflags")
+
+        let argv = ([executable] + arguments).map { strdup($0) }
+        defer { for pointer in argv { free(pointer) } }
+        var pid = pid_t()
+        let status = (argv + [nil]).withUnsafeBufferPointer { buffer -> Int32 in
+            guard let base = buffer.baseAddress else { return EINVAL }
+            return posix_spawn(&pid, executable, &actions, &attributes, base, environ)
+        }
+        try check(status, "posix_spawn \(executable)")
+        return pid
+    }
+
+    /// Blocks until `pid` ends; returns its exit code, or 128 + the signal that ended it.
+    static func wait(_ pid: pid_t) -> Int32 {
+        var status: Int32 = 0
+        while waitpid(pid, &status, 0) == -1 {
+            if errno != EINTR { return -1 }
+        }
+        let signal = status & 0x7f
+        return signal == 0 ? (status >> 8) & 0xff : 128 + signal
+    }
+
+    /// Runs a command to completion, blocking the calling thread.
+    static func runBlocking(_ executable: String, _ arguments: [String]) throws -> Exit {
+        let output = NSTemporaryDirectory() + "/cable-integration-\(UUID().uuidString).log"
+        defer { try? FileManager.default.removeItem(atPath: output) }
+        let pid = try spawn(executable, arguments, output: output)
+        let status = wait(pid)
+        return Exit(status: status, output: (try? String(contentsOfFile: output, encoding: .utf8)) ?? "")
+    }
+
+    /// Runs a command to completion; the wait blocks a thread of its own, not one of the cooperative pool.
+    static func run(_ executable: String, _ arguments: [String]) async throws -> Exit {
+        try await withCheckedThrowingContinuation { continuation in
+            let thread = Thread {
+                continuation.resume(with: Swift.Result { try runBlocking(executable, arguments) })
+            }
+            thread.start()
+        }
+    }
+
+    private static func check(_ status: Int32, _ what: String) throws {
+        guard status == 0 else { throw Failure("\(what): \(String(cString: strerror(status)))") }
+    }
+}
+
+/// Runs a command to completion; throws on a non-zero exit, with its output.
+@discardableResult
+func run(_ executable: String, _ arguments: [String]) async throws -> String {
+    let result = try await Subprocess.run(executable, arguments)
+    guard result.status == 0 else {
+        throw Failure(
+            "\(executable) \(arguments.joined(separator: " ")) exited \(result.status): \(result.output)")
+    }
+    return result.output
 }
 
 /// A puma started by a test (its own, so it can be stopped or killed); watched by this process's pid.
@@ -302,38 +403,52 @@ final class RailsServer: Sendable {
     var cableURL: String { "ws://127.0.0.1:\(port)/cable" }
     var control: String { "http://127.0.0.1:\(port)/control" }
 
+    private static var script: String { Env.root + "/Scripts/rails-server" }
+
     private init(port: Int, pid: Int32, arguments: [String]) {
         self.port = port
         self.pid = pid
         self.arguments = arguments
     }
 
-    /// `extra` are `Scripts/rails-server start` options (`--redis URL`, `--env K=V`).
-    static func start(port: Int? = nil, _ extra: [String] = []) throws -> RailsServer {
+    /// `extra` are `Scripts/rails-server start` options (`--redis URL`, `--env K=V`). The puma logs into
+    /// `CABLE_LOG_DIR` when the script set it (kept when the run fails).
+    static func start(port: Int? = nil, _ extra: [String] = []) async throws -> RailsServer {
         let out = NSTemporaryDirectory() + "/cable-integration-\(UUID().uuidString).out"
         defer { try? FileManager.default.removeItem(atPath: out) }
         var arguments = ["start", "--watch-pid", String(getpid()), "--max-lifetime", "900", "--out", out] + extra
         if let port { arguments += ["--port", String(port)] }
-        try run(Env.root + "/Scripts/rails-server", arguments)
+        if let logs = Env.values["CABLE_LOG_DIR"], !logs.isEmpty { arguments += ["--log-dir", logs] }
+        try await run(script, arguments)
         let output = (try? String(contentsOfFile: out, encoding: .utf8)) ?? ""
         let fields = output.split(whereSeparator: \.isWhitespace)
         guard fields.count >= 2, let port = Int(fields[0]), let pid = Int32(fields[1]) else {
-            throw Failure("rails-server start printed \(output)")
+            throw Failure("rails-server start wrote \(output)")
         }
         return RailsServer(port: port, pid: pid, arguments: extra)
     }
 
     /// A new puma on the same port, with the same options.
-    func restarted() throws -> RailsServer { try Self.start(port: port, arguments) }
+    func restarted() async throws -> RailsServer { try await Self.start(port: port, arguments) }
 
     /// TERM, then KILL after 5 s (`rails-server stop`): clients see a TCP close without a close frame.
-    func stop() { try? run(Env.root + "/Scripts/rails-server", ["stop", String(pid)]) }
+    /// Blocking, so that `defer` can call it.
+    func stop() { _ = try? Subprocess.runBlocking(Self.script, ["stop", String(pid)]) }
 
-    /// SIGKILL to the process group: no close frame, no goodbye. Waits until the process is gone.
-    func kill() throws {
+    /// SIGKILL to the process group: no close frame, no goodbye. Returns once the process is gone.
+    func kill() async throws {
         _ = Glibc.kill(-pid, SIGKILL)
-        stop()  // reaps, and confirms it is gone (treats a zombie as gone)
+        try await run(Self.script, ["stop", String(pid)])  // confirms it is gone (a zombie counts as gone)
     }
+}
+
+/// Whether SIGPIPE still has its default action (end the process) here. The suites deliberately do not ignore
+/// it: a write to a reset socket without `MSG_NOSIGNAL` anywhere in the client then ends the whole run
+/// ("Exited with unexpected signal code 13") instead of passing unnoticed.
+func sigpipeEndsTheProcess() -> Bool {
+    var current = sigaction()
+    guard sigaction(SIGPIPE, nil, &current) == 0 else { return false }
+    return current.__sigaction_handler.sa_handler == nil && current.sa_flags & SA_SIGINFO == 0  // SIG_DFL
 }
 
 /// Counts of this process's threads and file descriptors.
