@@ -22,14 +22,29 @@ package protocol BatchReportingTransport: WebSocketTransport {
     ) -> any WebSocketConnection
 }
 
-/// Where a ``BatchReportingTransport`` delivers text messages.
-package struct TextReceiver: Sendable {
-    /// Gets each text message's validated UTF-8, in order; the bytes are valid only during the call.
-    package var text: @Sendable (UnsafeBufferPointer<UInt8>) -> Void
-    /// Called after the messages of one network read.
-    package var batchEnded: @Sendable () -> Void
+/// Where a connection delivers text messages as UTF-8 bytes instead of `.text(String)` events: the fast
+/// path for apps that parse messages themselves, and the one ``ActionCableClient`` uses.
+///
+/// Both closures run on the connection's I/O thread, serially, in wire order, interleaved with the
+/// handler's other events; the connection keeps them alive until `.closed` has been delivered.
+///
+/// ```swift
+/// let receiver = TextReceiver(
+///     text: { utf8 in parser.feed(utf8) },          // valid UTF-8; copy it if you keep it
+///     batchEnded: { parser.publishPending() }       // after the messages of one network read
+/// )
+/// let connection = SocketTransport().connect(request: request, protocols: [], receiver: receiver) { event in
+///     print(event)                                  // .opened and .closed; no .text events
+/// }
+/// ```
+public struct TextReceiver: Sendable {
+    /// Gets each text message's validated UTF-8, in order. The bytes are valid only during the call.
+    public var text: @Sendable (UnsafeBufferPointer<UInt8>) -> Void
+    /// Called after the messages of one network read, so a consumer can publish them in one go.
+    public var batchEnded: @Sendable () -> Void
 
-    package init(
+    /// A receiver with the two callbacks.
+    public init(
         text: @escaping @Sendable (UnsafeBufferPointer<UInt8>) -> Void,
         batchEnded: @escaping @Sendable () -> Void
     ) {

@@ -119,8 +119,10 @@
     }
 
     extension SocketTransport: BatchReportingTransport {
-        /// ``connect(request:protocols:handler:)``, with text messages as bytes; see ``BatchReportingTransport``.
-        package func connect(
+        /// Like ``connect(request:protocols:handler:)``, but text messages go to `receiver` as validated UTF-8
+        /// bytes (no `String` per message) instead of reaching `handler` as `.text` events. `handler` still
+        /// gets `.opened` and `.closed`. See ``TextReceiver``.
+        public func connect(
             request: URLRequest,
             protocols: [String],
             receiver: TextReceiver,
