@@ -31,7 +31,7 @@ final class ClientEngine: Sendable {
         var timers: [ConnectionMachine.TimerKind: any ScheduledWork] = [:]
         var retryTimers: [String: any ScheduledWork] = [:]
         var boxes: [Int: SubscriptionBox] = [:]
-        var routes: [String: SubscriptionBox] = [:]
+        var routes = RouteTable()
         var hook: Task<Void, Never>?
         var logs: [LogEvent] = []
         var closed = false
@@ -195,7 +195,7 @@ final class ClientEngine: Sendable {
             guard let box = core.boxes[serial] else { return }
             if state == .unsubscribed {
                 core.boxes.removeValue(forKey: serial)
-                if core.routes[box.identifier] === box { core.routes.removeValue(forKey: box.identifier) }
+                core.routes.remove(box.identifier, ifLeadingTo: box)
                 box.buffer.finish()
             }
             callbacks.run { box.state.value = state }
@@ -233,9 +233,14 @@ final class ClientEngine: Sendable {
         }
         let batch = DeliveryBatch()
         let receiver = TextReceiver(
-            text: { [weak self] utf8 in self?.inbound(CableProtocol.decode(validatedUTF8: utf8), id: id, batch: batch)
-            },
-            batchEnded: { batch.flush() }
+            text: { [weak self] utf8 in self?.inbound(utf8: utf8, id: id, batch: batch) },
+            batchEnded: { [weak self] in
+                batch.flush()
+                if batch.routedFrames {
+                    batch.routedFrames = false
+                    self?.noteFrames(id: id)
+                }
+            }
         )
         return batching.connect(request: request, protocols: Self.protocols, receiver: receiver) {
             [weak self] event in
@@ -275,6 +280,42 @@ final class ClientEngine: Sendable {
                 level: .info, name: "transport_failed",
                 fields: [.errorType("\(error.kind)".prefix { $0 != "(" }.description)])
         }
+    }
+
+    /// The hot path for bytes: a data frame is routed by its identifier's raw token (``RouteTable``), with one
+    /// JSON parse outside the lock, a short locked routing step and the push outside it. Anything else, or a
+    /// token the table does not know, takes the full decode.
+    private func inbound(utf8: UnsafeBufferPointer<UInt8>, id: UInt64, batch: DeliveryBatch) {
+        if let (range, message) = CableProtocol.decodeDataFrame(validatedUTF8: utf8) {
+            let token = UnsafeBufferPointer(rebasing: utf8[range])
+            // The arrival time is noted once per read, at its end (noteFrames), not per message.
+            let route = core.withLock { core -> TokenRoute in
+                guard core.machine.isLive(id) else { return .notLive }
+                return core.routes.lookup(token: token).map(TokenRoute.found) ?? .unknown
+            }
+            switch route {
+            case .found(let box):
+                batch.routedFrames = true
+                box.buffer.push(message, batch: batch)
+                return
+            case .notLive:
+                return
+            case .unknown:
+                break  // the full decode logs an unknown identifier, or finds one escaped differently
+            }
+        }
+        inbound(CableProtocol.decode(validatedUTF8: utf8), id: id, batch: batch)
+    }
+
+    /// Notes that the live connection `id` received frames now (the stale watchdog's clock).
+    private func noteFrames(id: UInt64) {
+        core.withLock { _ = $0.machine.noteFrame(id: id, now: scheduler.now) }
+    }
+
+    private enum TokenRoute {
+        case found(SubscriptionBox)
+        case notLive
+        case unknown
     }
 
     /// The hot path, after one JSON parse outside the lock: a short locked routing step, the push outside it.
@@ -332,7 +373,7 @@ final class ClientEngine: Sendable {
                 serial: serial, identifier: identifier, capacity: options.messageBufferSize, host: host,
                 callbacks: callbacks)
             core.boxes[serial] = box
-            core.routes[identifier] = box
+            core.routes.set(box, for: identifier)
             for action in actions { execute(action, in: &core) }
             return .success((serial, box))
         }

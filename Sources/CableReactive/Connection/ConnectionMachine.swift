@@ -100,6 +100,12 @@ struct ConnectionMachine: Sendable {
     }
 
     /// Records inbound traffic on the live session without producing actions: the hot path.
+    /// Whether `id` is the welcomed, live connection (what ``noteFrame(id:now:)`` checks), without noting.
+    func isLive(_ id: UInt64) -> Bool {
+        guard case .connected(let live, _) = phase else { return false }
+        return live == id
+    }
+
     mutating func noteFrame(id: UInt64, now: TimeInterval) -> Bool {
         guard case .connected(let live, _) = phase, live == id else { return false }
         lastFrameAt = now

@@ -224,6 +224,29 @@ struct JSONParser {
 
     // MARK: Strings
 
+    /// Whether the next value is a string.
+    var atString: Bool { peek() == UInt8(ascii: "\"") }
+
+    /// Skips a string starting at its opening quote without decoding it, and returns the range of its raw
+    /// contents (between the quotes, escapes as written). It checks only where the string ends: a caller
+    /// must either compare the contents with a token it knows to be valid, or parse the string properly.
+    mutating func skipStringToken() throws(JSONParseError) -> Range<Int> {
+        index += 1
+        let start = index
+        while index < bytes.count {
+            switch bytes[index] {
+            case UInt8(ascii: "\""):
+                index += 1
+                return start..<(index - 1)
+            case UInt8(ascii: "\\"):
+                index += 2
+            default:
+                index += 1
+            }
+        }
+        throw fail(.unexpectedEndOfInput)
+    }
+
     /// Parses a string starting at its opening quote.
     private mutating func parseString() throws(JSONParseError) -> String {
         index += 1

@@ -21,6 +21,43 @@ package enum CableProtocol {
         return text.withUTF8 { decode(buffer: $0, validatesUTF8: false) }
     }
 
+    /// The client's hot path: a data frame (``ServerFrame/message(identifier:message:)`` by the rules of
+    /// ``decode(_:)``) with its identifier left as the raw JSON string token (the byte range between its
+    /// quotes in `bytes`, escapes as the server wrote them) and its message parsed. `nil` for any other frame,
+    /// or when the identifier token is malformed; ``decode(validatedUTF8:)`` then classifies the frame.
+    package static func decodeDataFrame(
+        validatedUTF8 bytes: UnsafeBufferPointer<UInt8>
+    ) -> (identifier: Range<Int>, message: JSONValue)? {
+        var parser = JSONParser(bytes: bytes, validatesUTF8: false)
+        var identifier: Range<Int>?
+        var message: JSONValue?
+        var type: JSONValue?
+        do {
+            let isObject = try parser.parseTopLevelObject { key, parser throws(JSONParseError) in
+                switch key {
+                case "identifier":
+                    if parser.atString {
+                        identifier = try parser.skipStringToken()
+                    } else {
+                        identifier = nil
+                        _ = try parser.parseValue()
+                    }
+                case "message": message = try parser.parseValue()
+                case "type": type = try parser.parseValue()
+                default: _ = try parser.parseValue()
+                }
+            }
+            guard isObject else { return nil }
+        } catch {
+            return nil
+        }
+        if let type = type?.stringValue, type == "confirm_subscription" || type == "reject_subscription" {
+            return nil
+        }
+        guard let identifier, let message else { return nil }
+        return (identifier, message)
+    }
+
     /// Decodes a frame given as UTF-8 bytes that the caller has validated; same rules as ``decode(_:)``.
     package static func decode(validatedUTF8 bytes: UnsafeBufferPointer<UInt8>) -> ServerFrame? {
         decode(buffer: bytes, validatesUTF8: false)

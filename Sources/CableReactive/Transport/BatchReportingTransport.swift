@@ -59,6 +59,8 @@ public struct TextReceiver: Sendable {
 /// `batchEnded` callback, which the transport calls serially on its one I/O thread.
 final class DeliveryBatch: @unchecked Sendable {
     private var pending: [MessageBuffer] = []
+    /// Whether data frames were routed in this batch without noting their arrival time (noted once at its end).
+    var routedFrames = false
 
     func add(_ buffer: MessageBuffer) {
         pending.append(buffer)

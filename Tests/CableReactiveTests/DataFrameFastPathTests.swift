@@ -1,0 +1,128 @@
+import Dispatch
+import Testing
+
+@testable import CableReactive
+
+/// The client's hot path for data frames: `CableProtocol.decodeDataFrame` (the identifier left as its raw
+/// JSON token) and `RouteTable` (subscriptions by that token). They must never disagree with the full decode.
+@Suite("Data frame fast path")
+struct DataFrameFastPathTests {
+    static func fast(_ text: String) -> (token: String, message: JSONValue)? {
+        let bytes = Array(text.utf8)
+        return bytes.withUnsafeBufferPointer { buffer in
+            CableProtocol.decodeDataFrame(validatedUTF8: buffer).map { result in
+                (String(decoding: buffer[result.identifier], as: UTF8.self), result.message)
+            }
+        }
+    }
+
+    @Test("takes a data frame's identifier token as written and parses its message")
+    func dataFrame() throws {
+        let frame = try #require(Self.fast(#"{"identifier":"{\"channel\":\"A\"}","message":{"n":1}}"#))
+        #expect(frame.token == #"{\"channel\":\"A\"}"#)
+        #expect(frame.message == ["n": 1])
+        let reordered = try #require(Self.fast(#"{ "message" : [1] , "stream_id":"s", "identifier" : "x\u0041" }"#))
+        #expect(reordered.token == #"x\u0041"#)
+        #expect(reordered.message == [1])
+    }
+
+    @Test(
+        "leaves every other frame to the full decode",
+        arguments: [
+            #"{"type":"confirm_subscription","identifier":"x","message":1}"#,
+            #"{"type":"reject_subscription","identifier":"x","message":1}"#,
+            #"{"identifier":1,"message":1}"#,
+            #"{"identifier":"x","message":1,"identifier":2}"#,
+            #"{"identifier":"x"}"#,
+            #"{"message":1}"#,
+            #"{"identifier":"x","message":}"#,
+            #"{"identifier":"x","message":1} trailing"#,
+            #"{"identifier":"x"#,
+            #"["identifier","message"]"#,
+            #"{"type":"welcome"}"#,
+        ])
+    func otherFrames(text: String) {
+        #expect(Self.fast(text) == nil)
+    }
+
+    /// Data frames (escapes in the identifier and the message, extra keys) and a confirmation.
+    static let seeds =
+        CableProtocolRobustnessTests.seeds + [
+            #"{"identifier":"{\"channel\":\"A\",\"q\":\"\\\"\\u00e9\"}","message":{"t":"\u00e9\\","n":1}}"#,
+            #"{"message":"m","identifier":"{\"channel\":\"B\"}","type":"message"}"#,
+        ]
+
+    @Test("agrees with the full decode on 30,000 random and mutated frames")
+    func agreesWithDecode() {
+        var rng = JSONRoundTripTests.SeededGenerator(state: 0xF00D)
+        var taken = 0
+        for _ in 0..<30_000 {
+            let seed = Array((Self.seeds.randomElement(using: &rng) ?? "{}").utf8)
+            let bytes = CableProtocolRobustnessTests.mutate(seed, &rng)
+            let text = String(decoding: bytes, as: UTF8.self)
+            guard Array(text.utf8) == bytes else { continue }  // the hot path gets validated UTF-8 only
+            guard let fast = Self.fast(text) else { continue }
+            taken += 1
+            // A data frame by the fast path whose token is a valid JSON string is a data frame with the same
+            // identifier and message by the full decode. A malformed token is never in a route table (which
+            // holds only tokens our writer made), so such a frame falls through to the full decode, which
+            // rejects it.
+            let decoded = CableProtocol.decode(text)
+            guard let unescaped = (try? JSONValue(parsing: "\"\(fast.token)\""))?.stringValue else {
+                #expect(decoded == nil, "\(text)")
+                continue
+            }
+            #expect(decoded == .message(identifier: unescaped, message: fast.message), "\(text)")
+        }
+        #expect(taken > 1_000)
+    }
+
+    static func box(_ identifier: String, serial: Int = 1) -> SubscriptionBox {
+        SubscriptionBox(
+            serial: serial, identifier: identifier, capacity: 4, host: "h",
+            callbacks: CallbackExecutor(DispatchQueue(label: "test")))
+    }
+
+    static func lookup(_ table: RouteTable, _ token: String) -> SubscriptionBox? {
+        Array(token.utf8).withUnsafeBufferPointer { table.lookup(token: $0) }
+    }
+
+    @Test("finds a subscription by its identifier's token, as our writer escapes it")
+    func routeTable() {
+        var table = RouteTable()
+        let identifiers = [#"{"channel":"A"}"#, "plain", "", #"back\slash"#, "tab\tand\u{1}", "héllo ✓"]
+        let boxes = identifiers.enumerated().map { Self.box($1, serial: $0) }
+        for (identifier, box) in zip(identifiers, boxes) { table.set(box, for: identifier) }
+        #expect(Self.lookup(table, #"{\"channel\":\"A\"}"#) === boxes[0])
+        #expect(Self.lookup(table, "plain") === boxes[1])
+        #expect(Self.lookup(table, "") === boxes[2])
+        #expect(Self.lookup(table, #"back\\slash"#) === boxes[3])
+        #expect(Self.lookup(table, #"tab\tand\u0001"#) === boxes[4])
+        #expect(Self.lookup(table, "héllo ✓") === boxes[5])
+        #expect(Self.lookup(table, #"{"channel":"A"}"#) == nil, "the unescaped form is not a token")
+        #expect(Self.lookup(table, "plai") == nil)
+        #expect(table[#"{"channel":"A"}"#] === boxes[0])
+
+        table.remove("plain", ifLeadingTo: boxes[0])  // another box: no effect
+        #expect(Self.lookup(table, "plain") === boxes[1])
+        table.remove("plain", ifLeadingTo: boxes[1])
+        #expect(Self.lookup(table, "plain") == nil)
+        #expect(table["plain"] == nil)
+
+        let replacement = Self.box("", serial: 9)
+        table.set(replacement, for: "")
+        #expect(Self.lookup(table, "") === replacement)
+    }
+
+    @Test("keeps 5,000 routes apart, whatever their hashes share")
+    func manyRoutes() {
+        var table = RouteTable()
+        let identifiers = (0..<5_000).map { #"{"channel":"BenchChannel","sub":\#($0)}"# }
+        let boxes = identifiers.enumerated().map { Self.box($1, serial: $0) }
+        for (identifier, box) in zip(identifiers, boxes) { table.set(box, for: identifier) }
+        for (identifier, box) in zip(identifiers, boxes) {
+            let token = String(decoding: RouteTable.token(for: identifier), as: UTF8.self)
+            #expect(Self.lookup(table, token) === box)
+        }
+    }
+}
