@@ -16,9 +16,17 @@
 /// `\u0026`) simply misses here, and the frame takes the full decode. Equal tokens always unescape to equal
 /// strings, so a hit is never wrong.
 struct RouteTable {
+    private struct Entry {
+        var hash: UInt64
+        var token: [UInt8]
+        var box: SubscriptionBox
+    }
+
     private var byIdentifier: [String: SubscriptionBox] = [:]
-    /// Keyed by ``tokenHash(_:)``; each bucket holds the tokens with that hash.
-    private var byToken: [UInt64: [(token: [UInt8], box: SubscriptionBox)]] = [:]
+    /// Chained buckets indexed by the low bits of ``tokenHash(_:)`` (a power-of-two count, at least one
+    /// bucket per entry), so a lookup costs one hash of the token and no `Hasher`.
+    private var buckets: [[Entry]] = Array(repeating: [], count: 8)
+    private var count = 0
 
     subscript(identifier: String) -> SubscriptionBox? { byIdentifier[identifier] }
 
@@ -28,7 +36,9 @@ struct RouteTable {
         byIdentifier[identifier] = box
         let token = Self.token(for: identifier)
         let hash = token.withUnsafeBufferPointer(Self.tokenHash)
-        byToken[hash, default: []].append((token, box))
+        if count + 1 > buckets.count { grow() }
+        buckets[bucketIndex(hash)].append(Entry(hash: hash, token: token, box: box))
+        count += 1
     }
 
     /// Removes the route for `identifier` if it leads to `box`.
@@ -40,18 +50,27 @@ struct RouteTable {
     private mutating func remove(_ identifier: String) {
         byIdentifier.removeValue(forKey: identifier)
         let token = Self.token(for: identifier)
-        let hash = token.withUnsafeBufferPointer(Self.tokenHash)
-        byToken[hash]?.removeAll { $0.token == token }
-        if byToken[hash]?.isEmpty == true { byToken.removeValue(forKey: hash) }
+        let index = bucketIndex(token.withUnsafeBufferPointer(Self.tokenHash))
+        let before = buckets[index].count
+        buckets[index].removeAll { $0.token == token }
+        count -= before - buckets[index].count
+    }
+
+    private mutating func grow() {
+        let entries = buckets.joined()
+        buckets = Array(repeating: [], count: buckets.count * 2)
+        for entry in entries { buckets[bucketIndex(entry.hash)].append(entry) }
+    }
+
+    private func bucketIndex(_ hash: UInt64) -> Int {
+        Int(truncatingIfNeeded: hash) & (buckets.count - 1)
     }
 
     /// The subscription whose identifier's JSON string token is exactly `token`, if any.
     func lookup(token: UnsafeBufferPointer<UInt8>) -> SubscriptionBox? {
-        guard let bucket = byToken[Self.tokenHash(token)] else { return nil }
-        guard let base = token.baseAddress else {
-            return bucket.first { $0.token.isEmpty }?.box
-        }
-        for entry in bucket where entry.token.count == token.count {
+        let hash = Self.tokenHash(token)
+        for entry in buckets[bucketIndex(hash)] where entry.hash == hash && entry.token.count == token.count {
+            guard let base = token.baseAddress, !token.isEmpty else { return entry.box }  // both empty
             let equal = entry.token.withUnsafeBufferPointer { stored in
                 stored.baseAddress.map { memcmp($0, base, token.count) == 0 } ?? false
             }
