@@ -1,5 +1,6 @@
 #if os(Linux)
     import CableReactive
+    import CableTesting
     import Testing
 
     /// The session's fast path for plain text frames must agree with its frame parser on every input: the
@@ -7,18 +8,6 @@
     /// bytes back and the same outcome.
     @Suite("WebSocketSession fast path")
     struct SessionFastPathTests {
-        /// A tiny deterministic generator (SplitMix64), so a failure names its seed.
-        struct Mix: RandomNumberGenerator {
-            var state: UInt64
-            mutating func next() -> UInt64 {
-                state &+= 0x9E37_79B9_7F4A_7C15
-                var z = state
-                z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-                z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-                return z ^ (z >> 31)
-            }
-        }
-
         static func frame(_ first: UInt8, _ payload: [UInt8], masked: Bool = false) -> [UInt8] {
             var bytes = [first]
             let mask: UInt8 = masked ? 0x80 : 0
@@ -35,7 +24,7 @@
         }
 
         /// One random frame: mostly plain text (short, 16-bit, over the limit), sometimes anything else.
-        static func randomFrame(_ random: inout Mix) -> [UInt8] {
+        static func randomFrame(_ random: inout SeededRandom) -> [UInt8] {
             let text = Array("héllo wörld ".utf8)
             let payload = (0..<Int.random(in: 0...300, using: &random)).map { text[$0 % text.count] }
             switch Int.random(in: 0..<14, using: &random) {
@@ -66,7 +55,7 @@
 
         @Test("agrees with the frame parser on random streams", arguments: 0..<200)
         func agrees(seed: Int) {
-            var random = Mix(state: UInt64(seed))
+            var random = SeededRandom(seed: UInt64(seed))
             var bytes: [UInt8] = []
             for _ in 0..<Int.random(in: 1...12, using: &random) { bytes += Self.randomFrame(&random) }
             let fast = Self.run(bytes, chunk: bytes.count)
