@@ -55,8 +55,8 @@ public struct TextReceiver: Sendable {
 
 /// The subscriptions whose waiting consumer is due a wake-up at the end of the current network read.
 ///
-/// `@unchecked Sendable`: `pending` is touched only by one connection's event handler and its
-/// `batchEnded` callback, which the transport calls serially on its one I/O thread.
+/// `@unchecked Sendable`: `pending` and `routedFrames` are touched only by one connection's event handler,
+/// text receiver and `batchEnded` callback, which the transport calls serially on its one I/O thread.
 final class DeliveryBatch: @unchecked Sendable {
     private var pending: [MessageBuffer] = []
     /// Whether data frames were routed in this batch without noting their arrival time (noted once at its end).
