@@ -95,6 +95,25 @@ struct AsyncTests {
         #expect(await stream.first { $0 > 0 } == nil)
     }
 
+    @Test("first(within:where:) returns a matching value that arrives before the deadline")
+    func firstWithinFinds() async {
+        let state = MutableStateValue(0)
+        let task = Task { await state.readOnly.first(within: 60) { $0 == 3 } }
+        for value in 1...3 { state.value = value }
+        #expect(await task.value == 3)
+        #expect(await state.first(within: 60) { $0 == 3 } == 3, "a state's current value counts at once")
+    }
+
+    @Test("first(within:where:) returns nil when the deadline passes, or the signal finishes, without a match")
+    func firstWithinGivesUp() async {
+        let state = MutableStateValue(0)
+        #expect(await state.first(within: 0.05) { $0 == 1 } == nil)
+        let stream = MutableEventStream<Int>()
+        let waiting = Task { await stream.readOnly.first(within: 60) { _ in true } }
+        stream.finish()
+        #expect(await waiting.value == nil)
+    }
+
     @Test("one iterator per loop: two loops over the same stream each get every value")
     func independentLoops() async {
         let stream = MutableEventStream<Int>()
