@@ -94,19 +94,22 @@ func dropsExample(chat: ChannelSubscription) {
     @MainActor
     final class CableModel: ObservableObject {
         @Published private(set) var state: CableState = .disconnected
-        let foreground = MutableStateValue(false)
-        let loggedIn = MutableStateValue(false)
+        let loggedIn: MutableStateValue<Bool>
+        let foreground: MutableStateValue<Bool>
         private let client: ActionCableClient
-        private var observation: Observation?
 
         init(url: URL) throws {
-            client = try ActionCableClient(
-                url: url,
-                canConnect: combineLatest(loggedIn, foreground).map { $0 && $1 },
-                callbackQueue: .main
-            )
-            observation = client.state.observe(on: .main) { [weak self] state in
-                MainActor.assumeIsolated { self?.state = state }
+            let loggedIn = MutableStateValue(false)
+            let foreground = MutableStateValue(false)
+            self.loggedIn = loggedIn
+            self.foreground = foreground
+            client = try ActionCableClient(url: url, canConnect: combineLatest(loggedIn, foreground).map { $0 && $1 })
+            let states = client.state
+            Task { [weak self] in  // on the main actor, like this initializer
+                for await state in states.values {
+                    guard let self else { return }
+                    self.state = state
+                }
             }
             client.connect()
         }
