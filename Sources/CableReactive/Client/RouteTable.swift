@@ -26,7 +26,6 @@ struct RouteTable {
     /// Chained buckets indexed by the low bits of ``tokenHash(_:)`` (a power-of-two count, at least one
     /// bucket per entry), so a lookup costs one hash of the token and no `Hasher`.
     private var buckets: [[Entry]] = Array(repeating: [], count: 8)
-    private var count = 0
 
     subscript(identifier: String) -> SubscriptionBox? { byIdentifier[identifier] }
 
@@ -36,9 +35,8 @@ struct RouteTable {
         byIdentifier[identifier] = box
         let token = Self.token(for: identifier)
         let hash = token.withUnsafeBufferPointer(Self.tokenHash)
-        if count + 1 > buckets.count { grow() }
+        if byIdentifier.count > buckets.count { grow() }  // one entry per identifier
         buckets[bucketIndex(hash)].append(Entry(hash: hash, token: token, box: box))
-        count += 1
     }
 
     /// Removes the route for `identifier` if it leads to `box`.
@@ -50,10 +48,7 @@ struct RouteTable {
     private mutating func remove(_ identifier: String) {
         byIdentifier.removeValue(forKey: identifier)
         let token = Self.token(for: identifier)
-        let index = bucketIndex(token.withUnsafeBufferPointer(Self.tokenHash))
-        let before = buckets[index].count
-        buckets[index].removeAll { $0.token == token }
-        count -= before - buckets[index].count
+        buckets[bucketIndex(token.withUnsafeBufferPointer(Self.tokenHash))].removeAll { $0.token == token }
     }
 
     private mutating func grow() {

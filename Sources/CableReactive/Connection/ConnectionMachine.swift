@@ -107,7 +107,7 @@ struct ConnectionMachine: Sendable {
     }
 
     mutating func noteFrame(id: UInt64, now: TimeInterval) -> Bool {
-        guard case .connected(let live, _) = phase, live == id else { return false }
+        guard isLive(id) else { return false }
         lastFrameAt = now
         return true
     }
