@@ -32,16 +32,30 @@ public struct CableMessages<Element: Sendable>: AsyncSequence, Signal {
 
     /// The iterator of one loop; iterate from one task.
     public struct Iterator: AsyncIteratorProtocol {
-        let consumer: Consumer
-        let transform: @Sendable (JSONValue) -> Element?
+        @usableFromInline let consumer: Consumer
+        @usableFromInline let transform: @Sendable (JSONValue) -> Element?
+
+        init(consumer: Consumer, transform: @escaping @Sendable (JSONValue) -> Element?) {
+            self.consumer = consumer
+            self.transform = transform
+        }
 
         /// The next buffered message, waiting for one; `nil` once the subscription has ended and the buffer is empty.
+        // Inlinable so that a buffered message is taken without an async call: each call into a nonisolated
+        // async function hops executors (swift_task_switch), which cost more than the message's own work.
+        @inlinable
         public mutating func next() async -> Element? {
             guard let id = consumer.id else { return nil }
-            while let message = await consumer.buffer.next(for: id) {
+            while true {
+                let message: JSONValue?
+                if let ready = consumer.buffer.poll(id) {
+                    message = ready.message
+                } else {
+                    message = await consumer.buffer.next(for: id)
+                }
+                guard let message else { return nil }
                 if let element = transform(message) { return element }
             }
-            return nil
         }
     }
 
@@ -68,9 +82,10 @@ public struct CableMessages<Element: Sendable>: AsyncSequence, Signal {
     }
 
     /// Holds the consumer slot for one iterator, and gives it back when the iterator is released.
+    @usableFromInline
     final class Consumer: Sendable {
-        let buffer: MessageBuffer
-        let id: UInt64?
+        @usableFromInline let buffer: MessageBuffer
+        @usableFromInline let id: UInt64?
 
         init(buffer: MessageBuffer) {
             self.buffer = buffer

@@ -4,6 +4,7 @@ import Signals
 /// One subscription's bounded message buffer: filled by the client's network thread, emptied by one consumer
 /// at a time (an async loop or an observer). Pushing never blocks; when full, the oldest message is dropped
 /// and counted.
+@usableFromInline
 final class MessageBuffer: Sendable {
     private struct State {
         var buffer: MessageRing
@@ -182,6 +183,7 @@ final class MessageBuffer: Sendable {
     }
 
     /// The next message for `consumer`, waiting if none is buffered; nil at the end or on cancellation.
+    @usableFromInline
     func next(for consumer: UInt64) async -> JSONValue? {
         if let ready = poll(consumer) { return ready.message }
         return await withTaskCancellationHandler {
@@ -198,11 +200,15 @@ final class MessageBuffer: Sendable {
         }
     }
 
-    private struct Poll {
-        var message: JSONValue?
+    /// A message taken without waiting; `message` is nil at the end.
+    @usableFromInline
+    struct Poll {
+        @usableFromInline var message: JSONValue?
     }
 
-    private func poll(_ consumer: UInt64) -> Poll? {
+    /// The next message for `consumer` if one is buffered or the stream has ended; nil if it must wait.
+    @usableFromInline
+    func poll(_ consumer: UInt64) -> Poll? {
         state.withLock { Self.poll(&$0, consumer) }
     }
 
