@@ -10,13 +10,22 @@ import Foundation
 /// Inlinable, so that CableReactive's hot paths get it specialized for their own state types instead of
 /// calling the generic version (which looks up type metadata at run time on every call).
 package final class Locked<State>: @unchecked Sendable {
-    // Guarded by `lock`: `state` is only touched inside `withLock`.
-    @usableFromInline var state: State
+    // Guarded by `lock`: the value is only touched inside `withLock`. It lives in its own allocation rather
+    // than in a stored `var`, whose every `inout` access a release build checks for exclusivity at run time
+    // (swift_beginAccess); the lock already makes access exclusive.
+    @usableFromInline let value: UnsafeMutablePointer<State>
     @usableFromInline let lock = NSLock()
 
     @inlinable
     package init(_ state: State) {
-        self.state = state
+        value = .allocate(capacity: 1)
+        value.initialize(to: state)
+    }
+
+    @inlinable
+    deinit {
+        value.deinitialize(count: 1)
+        value.deallocate()
     }
 
     /// Runs `body` with exclusive access to the value and returns its result.
@@ -24,6 +33,6 @@ package final class Locked<State>: @unchecked Sendable {
     package func withLock<R>(_ body: (inout State) throws -> R) rethrows -> R {
         lock.lock()
         defer { lock.unlock() }
-        return try body(&state)
+        return try body(&value.pointee)
     }
 }
