@@ -4,14 +4,18 @@
 //     swift run -c release CableBenchmark --client-only N SUBS
 //
 // For 1 and for 1,000 subscriptions, an in-process CableSender (BenchSupport) streams the same pre-encoded
-// workload (64-byte `message` objects, round-robin, see CableWorkload) twice per repetition:
-// - transport: SocketTransport with a handler that only counts `.text` events (it sends the subscribe
-//   commands itself; the clock starts at the last confirm, as for the client);
-// - client: ActionCableClient through the public API (BenchClient), counted in the app's `for await` loops.
-// Best of 3 each; the ratio is client time / transport time (target: <= 2). The transport run takes
-// each message as UTF-8 bytes (TextReceiver), the path the client itself uses. `--client-only` runs one client
-// measurement alone and prints the process's peak RSS (getrusage ru_maxrss); the default mode runs it as a
-// child process for SUBS = 1 and 1000.
+// workload (64-byte `message` objects, round-robin, see CableWorkload) three times per repetition:
+// - transport bytes: SocketTransport handing each message's UTF-8 bytes to a callback that only counts them
+//   (TextReceiver, the path the client itself uses). No per-message work: the floor of the I/O thread.
+// - transport loop: SocketTransport's `.text(String)` events yielded into an AsyncStream and counted in one
+//   `for await` loop. What an app gets from the raw transport, frame to loop, without Action Cable.
+// - client: ActionCableClient through the public API (BenchClient), counted in the app's `for await` loops
+//   (one per subscription): JSON parsed, routed to the subscription, buffered, delivered.
+// Each sends the subscribe commands on the welcome and starts its clock at the last confirm. Best of 3 each;
+// the ratios are client time / transport time (the issue's target: <= 2 against the transport loop).
+// `--client-only` runs one client measurement alone and prints the process's peak RSS (VmHWM); the default
+// mode runs it as a child process for SUBS = 1 and 1000. For one-core figures, pin the whole run:
+// `taskset -c 0 .build/release/CableBenchmark`.
 
 #if os(Linux)
     import BenchSupport
@@ -21,6 +25,13 @@
     #if canImport(FoundationNetworking)
         import FoundationNetworking
     #endif
+
+    /// The subscribe commands of the workload's identifiers, as the client sends them.
+    func subscribeCommands(_ workload: CableWorkload) -> [String] {
+        (0..<workload.subscriptions).map { index in
+            #"{"command":"subscribe","identifier":"{\"channel\":\"BenchChannel\",\"sub\":\#(index)}"}"#
+        }
+    }
 
     /// Seconds for SocketTransport to deliver the workload's data messages (after welcome and confirms).
     func measureTransport(_ workload: CableWorkload) -> Double {
@@ -37,9 +48,7 @@
         let ready = 1 + workload.subscriptions  // welcome + confirms
         let total = ready + workload.messages
         let request = URLRequest(url: URL(string: "ws://127.0.0.1:\(sender.port)/cable") ?? URL(fileURLWithPath: "/"))
-        let commands = (0..<workload.subscriptions).map { index in
-            #"{"command":"subscribe","identifier":"{\"channel\":\"BenchChannel\",\"sub\":\#(index)}"}"#
-        }
+        let commands = subscribeCommands(workload)
         let box = ConnectionBox()
         // The client's own path through the transport: each message's UTF-8 bytes, no String.
         let receiver = TextReceiver(
@@ -68,6 +77,37 @@
         return Double(counter.end.uptimeNanoseconds - counter.start.uptimeNanoseconds) / 1e9
     }
 
+    /// Seconds for SocketTransport's `.text` events to reach one `for await` loop (after welcome and confirms).
+    func measureTransportLoop(_ workload: CableWorkload) async -> Double {
+        let sender = CableSender()
+        sender.serve(workload)
+        let (frames, continuation) = AsyncStream.makeStream(of: String.self, bufferingPolicy: .unbounded)
+        let request = URLRequest(url: URL(string: "ws://127.0.0.1:\(sender.port)/cable") ?? URL(fileURLWithPath: "/"))
+        let connection = SocketTransport().connect(request: request, protocols: ["actioncable-v1-json"]) { event in
+            switch event {
+            case .opened: break
+            case .text(let text): continuation.yield(text)
+            case .closed: continuation.finish()
+            }
+        }
+        let ready = 1 + workload.subscriptions  // welcome + confirms
+        let total = ready + workload.messages
+        var count = 0
+        var start = DispatchTime.now()
+        for await _ in frames {
+            count += 1
+            if count == 1 {
+                for command in subscribeCommands(workload) { connection.send(text: command) }
+            }
+            if count == ready { start = .now() }
+            if count == total { break }
+        }
+        let end = DispatchTime.now()
+        connection.close(code: .normalClosure, reason: "")
+        precondition(count >= total, "transport loop got \(count) of \(total)")
+        return Double(end.uptimeNanoseconds - start.uptimeNanoseconds) / 1e9
+    }
+
     /// Hands the connection to its own handler (set right after `connect`, read on the I/O thread after the
     /// welcome arrived, which needs a round trip).
     final class ConnectionBox: @unchecked Sendable {
@@ -88,10 +128,13 @@
         return outcome.seconds
     }
 
+    /// The process's peak resident set (VmHWM) in KiB. Not getrusage's ru_maxrss, which Linux carries over
+    /// across execve: a child spawned by this (large) benchmark process would report the parent's peak.
     func peakRSSKiB() -> Int {
-        var usage = rusage()
-        getrusage(RUSAGE_SELF.rawValue, &usage)
-        return usage.ru_maxrss
+        guard let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8),
+            let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmHWM:") })
+        else { return -1 }
+        return line.split(separator: " ").dropFirst().first.flatMap { Int($0) } ?? -1
     }
 
     /// Runs `--client-only N SUBS` as a child process and returns its peak RSS in KiB.
@@ -115,25 +158,29 @@
         print(String(format: "client %.0f msgs/s, peak RSS KiB %d", Double(messages) / seconds, peakRSSKiB()))
     } else {
         let messages = arguments.first.flatMap { Int($0) } ?? 500_000
+        print("messages per second into the app (best of 3), client time / transport time, client-only peak RSS")
         print(
-            "subs   transport msgs/s   client msgs/s   client/transport time   client-only peak RSS"
-                + "   (same, 1 message: the process floor)")
+            "subs   transport bytes   transport loop     client   /bytes   /loop   peak RSS   (1 message: the floor)"
+        )
         for subscriptions in [1, 1_000] {
             let workload = CableWorkload(messages: messages, subscriptions: subscriptions)
-            var best = (transport: Double.infinity, client: Double.infinity)
+            var best = (bytes: Double.infinity, loop: Double.infinity, client: Double.infinity)
             for _ in 0..<3 {
-                best.transport = min(best.transport, measureTransport(workload))
+                best.bytes = min(best.bytes, measureTransport(workload))
+                best.loop = min(best.loop, await measureTransportLoop(workload))
                 best.client = min(best.client, await measureClient(workload))
             }
             let rss = childRSS(messages: messages, subscriptions: subscriptions)
             let floor = childRSS(messages: subscriptions, subscriptions: subscriptions)
             let line = [
                 String(subscriptions).padding(toLength: 5, withPad: " ", startingAt: 0),
-                String(format: "%18.0f", Double(messages) / best.transport),
-                String(format: "%16.0f", Double(messages) / best.client),
-                String(format: "%24.2f", best.client / best.transport),
-                rss.map { String(format: "%17.1f MiB", Double($0) / 1024) } ?? "    ?",
-                floor.map { String(format: "%17.1f MiB", Double($0) / 1024) } ?? "    ?",
+                String(format: "%17.0f", Double(messages) / best.bytes),
+                String(format: "%17.0f", Double(messages) / best.loop),
+                String(format: "%11.0f", Double(messages) / best.client),
+                String(format: "%8.1f", best.client / best.bytes),
+                String(format: "%8.2f", best.client / best.loop),
+                rss.map { String(format: "%7.1f MiB", Double($0) / 1024) } ?? "      ?",
+                floor.map { String(format: "%13.1f MiB", Double($0) / 1024) } ?? "      ?",
             ]
             print(line.joined())
         }
