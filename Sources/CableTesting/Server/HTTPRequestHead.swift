@@ -1,3 +1,4 @@
+import CableReactive
 import Foundation
 
 /// An HTTP/1.1 request head (RFC 9112 §2-5), parsed strictly enough for a WebSocket upgrade: a request line,
@@ -74,7 +75,7 @@ enum HTTPResponse {
     static func switching(key: String, subprotocol: String?) -> [UInt8] {
         var text =
             "HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
-            + "Sec-WebSocket-Accept: \(WebSocketAccept.value(forKey: key))\r\n"
+            + "Sec-WebSocket-Accept: \(AcceptKey.compute(forKey: key))\r\n"
         if let subprotocol { text += "Sec-WebSocket-Protocol: \(subprotocol)\r\n" }
         return Array((text + "\r\n").utf8)
     }

@@ -1,9 +1,11 @@
 import Foundation
 
-/// SHA-1 (FIPS 180-4), in pure Swift, for the WebSocket accept key only.
+/// SHA-1 (FIPS 180-4), in pure Swift, for the WebSocket accept key only (``AcceptKey``).
 ///
-/// CableReactive's own accept key uses OpenSSL, which exists only on Linux; this server must also build on
-/// Apple platforms, and SHA-1 of a 60-byte string needs no speed. Never use it for security.
+/// Not OpenSSL's: its first digest loads OpenSSL's provider machinery, about 2 MiB of resident memory for
+/// a plain `ws://` connection that otherwise never touches OpenSSL; and the accept key must exist on every
+/// platform (CableTesting's server computes it too). SHA-1 of a 60-byte string needs no speed. Never use it
+/// for security.
 ///
 /// ```swift
 /// SHA1.hash(Array("abc".utf8))  // a9993e36 4706816a ba3e2571 7850c26c 9cd0d89d
@@ -62,20 +64,5 @@ package enum SHA1 {
     @inline(__always)
     private static func rotate(_ value: UInt32, _ count: UInt32) -> UInt32 {
         value << count | value >> (32 - count)
-    }
-}
-
-/// The server's side of RFC 6455 §4.2.2: `Sec-WebSocket-Accept` = base64(SHA-1(key + GUID)).
-package enum WebSocketAccept {
-    /// The GUID from RFC 6455 §1.3.
-    static let guid = "258EAFA5-E914-47DA-95CA-C5AB0DC85B11"
-
-    /// The accept value for a client's `Sec-WebSocket-Key`.
-    ///
-    /// ```swift
-    /// WebSocketAccept.value(forKey: "dGhlIHNhbXBsZSBub25jZQ==")  // "s3pPLMBiTxaQ9kYGzzhZRbK+xOo="
-    /// ```
-    package static func value(forKey key: String) -> String {
-        Data(SHA1.hash(Array((key + guid).utf8))).base64EncodedString()
     }
 }
