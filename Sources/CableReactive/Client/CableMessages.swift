@@ -40,9 +40,10 @@ public struct CableMessages<Element: Sendable>: AsyncSequence, Signal {
             self.transform = transform
         }
 
-        /// The next buffered message, waiting for one; `nil` once the subscription has ended and the buffer is empty.
         // Inlinable so that a buffered message is taken without an async call: each call into a nonisolated
         // async function hops executors (swift_task_switch), which cost more than the message's own work.
+
+        /// The next buffered message, waiting for one; `nil` once the subscription has ended and the buffer is empty.
         @inlinable
         public mutating func next() async -> Element? {
             guard let id = consumer.id else { return nil }
