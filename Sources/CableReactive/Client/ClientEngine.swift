@@ -309,7 +309,7 @@ final class ClientEngine: Sendable {
         switch route {
         case .found(let box):
             batch.routedFrames = true
-            box.buffer.push(message, batch: batch)
+            batch.stage(message, for: box.buffer)
             return true
         case .notLive:
             return true
@@ -343,7 +343,7 @@ final class ClientEngine: Sendable {
                 return core.routes[identifier]
             }
             if let box {
-                box.buffer.push(message, batch: batch)
+                if let batch { batch.stage(message, for: box.buffer) } else { box.buffer.push(message) }
             } else {
                 CableLog.emit(LogEvent(level: .debug, name: "unknown_identifier", fields: []), host: host)
             }

@@ -15,8 +15,6 @@ final class MessageBuffer: Sendable {
         var observer: Observer?
         var overflowing = false
         var episodeDrops = 0
-        /// Messages wait in `buffer` for a ``DeliveryBatch`` to wake `waiter`.
-        var wakePending = false
     }
 
     private struct Observer: Sendable {
@@ -30,11 +28,15 @@ final class MessageBuffer: Sendable {
     private let state: Locked<State>
     let serial: Int
     let host: String
+    /// How many messages a ``DeliveryBatch`` stages before handing them over: half the buffer, so that
+    /// staging never costs a drop while the consumer keeps up.
+    let handOverThreshold: Int
 
     init(capacity: Int, serial: Int, host: String) {
         state = Locked(State(buffer: MessageRing(limit: capacity)))
         self.serial = serial
         self.host = host
+        handOverThreshold = max(1, capacity / 2)
     }
 
     var droppedCount: Int { state.withLock { $0.buffer.droppedCount } }
@@ -43,50 +45,31 @@ final class MessageBuffer: Sendable {
     var hasWaiter: Bool { state.withLock { $0.waiter != nil } }
 
     /// Adds a message. Runs on the network thread; never blocks.
-    ///
-    /// With a `batch`, a waiting consumer is woken when the batch ends (one wake-up per network read), or
-    /// at once when half the buffer is waiting, so deferring never costs a drop.
-    func push(_ message: JSONValue, batch: DeliveryBatch? = nil) {
+    func push(_ message: JSONValue) {
+        push(contentsOf: CollectionOfOne(message))
+    }
+
+    /// Adds messages in order, under one lock, and wakes the consumer once. When full, each new message
+    /// drops the oldest; an overflow episode logs one WARN. Runs on the network thread; never blocks.
+    func push(contentsOf messages: some Collection<JSONValue>) {
         var warn = false
         let action = state.withLock { state -> PushAction in
             guard !state.finished else { return .none }
-            if let waiter = state.waiter {
-                if batch != nil && state.buffer.count < max(1, state.buffer.limit / 2) {
-                    _ = state.buffer.push(message)  // below the limit: never drops
-                    guard !state.wakePending else { return .none }
-                    state.wakePending = true
-                    return .deferWake
-                }
-                state.waiter = nil
-                state.wakePending = false
-                guard let first = state.buffer.popFirst() else { return .resume(waiter, message) }
-                _ = state.buffer.push(message)
-                return .resume(waiter, first)
-            }
-            if state.buffer.push(message) {
+            for message in messages where state.buffer.push(message) {
                 state.episodeDrops += 1
                 if !state.overflowing {
                     state.overflowing = true
                     warn = true
                 }
             }
+            if let waiter = state.waiter, let first = state.buffer.popFirst() {
+                state.waiter = nil
+                return .resume(waiter, first)
+            }
             return Self.claimObserverDrain(&state)
         }
         if warn {
             CableLog.emit(LogEvent(level: .warn, name: "buffer_overflow", fields: [.subscription(serial)]), host: host)
-        }
-        if case .deferWake = action { batch?.add(self) }
-        run(action)
-    }
-
-    /// Hands a deferred message to the waiting consumer; see ``push(_:batch:)``.
-    func wake() {
-        let action = state.withLock { state -> PushAction in
-            guard state.wakePending else { return .none }
-            state.wakePending = false
-            guard let waiter = state.waiter, let first = state.buffer.popFirst() else { return .none }
-            state.waiter = nil
-            return .resume(waiter, first)
         }
         run(action)
     }
@@ -98,7 +81,6 @@ final class MessageBuffer: Sendable {
             state.finished = true
             if let waiter = state.waiter {
                 state.waiter = nil
-                state.wakePending = false
                 return .resume(waiter, state.buffer.popFirst())
             }
             return Self.claimObserverDrain(&state)
@@ -108,7 +90,6 @@ final class MessageBuffer: Sendable {
 
     private enum PushAction {
         case none
-        case deferWake
         case resume(CheckedContinuation<JSONValue?, Never>, JSONValue?)
         case drain(Observer)
     }
@@ -122,7 +103,7 @@ final class MessageBuffer: Sendable {
 
     private func run(_ action: PushAction) {
         switch action {
-        case .none, .deferWake: break
+        case .none: break
         case .resume(let waiter, let message): waiter.resume(returning: message)
         case .drain(let observer): observer.executor.run { self.drain(observer.id) }
         }

@@ -53,24 +53,57 @@ public struct TextReceiver: Sendable {
     }
 }
 
-/// The subscriptions whose waiting consumer is due a wake-up at the end of the current network read.
+/// The messages of the current network read, staged per subscription and handed to each subscription's
+/// buffer in one go when the read ends.
 ///
-/// `@unchecked Sendable`: `pending` and `routedFrames` are touched only by one connection's event handler,
-/// text receiver and `batchEnded` callback, which the transport calls serially on its one I/O thread.
+/// One lock per subscription per read instead of one per message: when the app's loop runs on another core,
+/// it and the I/O thread no longer contend for the buffer's lock on every message (that contention sent
+/// both to the kernel every few messages), and a waiting loop is woken once per read. So that staging never
+/// costs a drop, a subscription's messages are handed over at once when they fill half its buffer.
+///
+/// `@unchecked Sendable`: every member is touched only by one connection's event handler, text receiver and
+/// `batchEnded` callback, which the transport calls serially on its one I/O thread.
 final class DeliveryBatch: @unchecked Sendable {
-    private var pending: [MessageBuffer] = []
+    /// Each buffer's slot in `staged`. Slots outlive a read, so that a busy subscription's staging array is
+    /// reused rather than reallocated per read; the table is reset when most of it sits idle (which also
+    /// forgets the buffers of ended subscriptions).
+    private var slots: [ObjectIdentifier: Int] = [:]
+    private var staged: [(buffer: MessageBuffer, messages: [JSONValue])] = []
+    /// The slots with messages staged in this read, in the order they got their first one.
+    private var dirty: [Int] = []
     /// Whether data frames were routed in this batch without noting their arrival time (noted once at its end).
     var routedFrames = false
 
-    func add(_ buffer: MessageBuffer) {
-        pending.append(buffer)
+    /// Stages `message` for `buffer`, after the messages staged for it before.
+    func stage(_ message: JSONValue, for buffer: MessageBuffer) {
+        let slot: Int
+        if let last = dirty.last, staged[last].buffer === buffer {
+            slot = last  // consecutive messages for one subscription skip the lookup
+        } else if let known = slots[ObjectIdentifier(buffer)] {
+            slot = known
+            if staged[slot].messages.isEmpty { dirty.append(slot) }
+        } else {
+            slot = staged.count
+            slots[ObjectIdentifier(buffer)] = slot
+            staged.append((buffer, []))
+            dirty.append(slot)
+        }
+        staged[slot].messages.append(message)
+        if staged[slot].messages.count >= buffer.handOverThreshold { handOver(slot) }
     }
 
-    /// Wakes every consumer a message was deferred for.
+    /// Hands every staged message to its buffer.
     func flush() {
-        guard !pending.isEmpty else { return }
-        let buffers = pending
-        pending.removeAll(keepingCapacity: true)
-        for buffer in buffers { buffer.wake() }
+        for slot in dirty where !staged[slot].messages.isEmpty { handOver(slot) }
+        if staged.count > 64 && staged.count > 2 * dirty.count {
+            slots.removeAll()
+            staged.removeAll()
+        }
+        dirty.removeAll(keepingCapacity: true)
+    }
+
+    private func handOver(_ slot: Int) {
+        staged[slot].buffer.push(contentsOf: staged[slot].messages)
+        staged[slot].messages.removeAll(keepingCapacity: true)
     }
 }

@@ -2,7 +2,7 @@ import Testing
 
 @testable import CableReactive
 
-/// The deferred wake-up of a waiting consumer (one wake per network read, see `DeliveryBatch`).
+/// Staged delivery: a read's messages reach each subscription's buffer in one hand-over (see `DeliveryBatch`).
 @Suite struct MessageBufferTests {
     /// Starts a consumer task and returns once it is suspended in `next`.
     private func waitingConsumer(
@@ -18,42 +18,83 @@ import Testing
         return task
     }
 
-    @Test func aBatchWakesTheConsumerOnceItEnds() async throws {
+    @Test func aBatchHandsItsMessagesOverWhenItEnds() async throws {
         let buffer = MessageBuffer(capacity: 128, serial: 1, host: "h")
         let batch = DeliveryBatch()
         let task = try await waitingConsumer(buffer, count: 3)
-        buffer.push(1, batch: batch)
-        buffer.push(2, batch: batch)
+        batch.stage(1, for: buffer)
+        batch.stage(2, for: buffer)
         #expect(buffer.hasWaiter, "the consumer stays parked until the read ends")
-        buffer.push(3, batch: batch)
+        batch.stage(3, for: buffer)
         batch.flush()
         #expect(await task.value == [1, 2, 3])
         #expect(buffer.droppedCount == 0)
     }
 
-    @Test func halfAFullBufferWakesTheConsumerAtOnce() async throws {
+    @Test func halfAFullBufferIsHandedOverAtOnce() async throws {
         let buffer = MessageBuffer(capacity: 4, serial: 1, host: "h")
         let batch = DeliveryBatch()
         let task = try await waitingConsumer(buffer, count: 3)
-        buffer.push(1, batch: batch)
-        buffer.push(2, batch: batch)
+        batch.stage(1, for: buffer)
         #expect(buffer.hasWaiter)
-        buffer.push(3, batch: batch)  // 2 of 4 waiting: no more deferring
+        batch.stage(2, for: buffer)  // 2 of 4 staged: handed over now
         #expect(!buffer.hasWaiter)
+        batch.stage(3, for: buffer)
+        batch.flush()
         #expect(await task.value == [1, 2, 3])
-        batch.flush()  // the stale entry is harmless
         #expect(buffer.droppedCount == 0)
     }
 
-    @Test func finishingHandsOverTheDeferredMessagesFirst() async throws {
+    @Test func aReadLongerThanTheBufferLosesNothingWhileTheConsumerKeepsUp() throws {
+        // 20 messages staged in one read for a 4-message buffer, the consumer taking each hand-over (2
+        // messages) before the next: nothing is dropped.
+        let buffer = MessageBuffer(capacity: 4, serial: 1, host: "h")
+        let batch = DeliveryBatch()
+        let consumer = try #require(buffer.claim())
+        var received: [JSONValue] = []
+        for value in 0..<20 {
+            batch.stage(.int(value), for: buffer)
+            while let ready = buffer.poll(consumer), let message = ready.message { received.append(message) }
+        }
+        batch.flush()
+        while let ready = buffer.poll(consumer), let message = ready.message { received.append(message) }
+        #expect(received == (0..<20).map { .int($0) })
+        #expect(buffer.droppedCount == 0)
+    }
+
+    @Test func stagingKeepsEachSubscriptionsOrderAcrossInterleavedMessages() throws {
+        let buffers = (0..<3).map { MessageBuffer(capacity: 64, serial: $0, host: "h") }
+        let batch = DeliveryBatch()
+        for value in 0..<30 { batch.stage(.int(value), for: buffers[value % 3]) }
+        batch.flush()
+        for (index, buffer) in buffers.enumerated() {
+            let consumer = try #require(buffer.claim())
+            var received: [JSONValue] = []
+            while let ready = buffer.poll(consumer), let message = ready.message { received.append(message) }
+            #expect(received == stride(from: index, to: 30, by: 3).map { .int($0) })
+        }
+    }
+
+    @Test func aFullBufferKeepsTheNewestOfAHandOverAndCountsTheRest() throws {
+        let buffer = MessageBuffer(capacity: 4, serial: 1, host: "h")
+        buffer.push(contentsOf: (0..<10).map { JSONValue.int($0) })
+        let consumer = try #require(buffer.claim())
+        var received: [JSONValue] = []
+        while let ready = buffer.poll(consumer), let message = ready.message { received.append(message) }
+        #expect(received == [6, 7, 8, 9])
+        #expect(buffer.droppedCount == 6)
+    }
+
+    @Test func messagesStillStagedWhenTheStreamEndsAreDiscarded() async throws {
         let buffer = MessageBuffer(capacity: 8, serial: 1, host: "h")
         let batch = DeliveryBatch()
         let task = try await waitingConsumer(buffer, count: 3)
-        buffer.push("a", batch: batch)
-        buffer.push("b", batch: batch)
-        buffer.finish()
-        #expect(await task.value == ["a", "b", nil])
+        batch.stage("a", for: buffer)
         batch.flush()
+        batch.stage("b", for: buffer)
+        buffer.finish()  // unsubscribed or closed: final, even mid-read
+        batch.flush()
+        #expect(await task.value == ["a", nil, nil])
     }
 
     @Test func withoutABatchEveryPushWakesTheConsumer() async throws {
@@ -64,13 +105,13 @@ import Testing
         #expect(await task.value == ["now"])
     }
 
-    @Test func aCancelledConsumerLeavesTheDeferredMessagesForTheNextOne() async throws {
+    @Test func aCancelledConsumerLeavesTheStagedMessagesForTheNextOne() async throws {
         let buffer = MessageBuffer(capacity: 8, serial: 1, host: "h")
         let batch = DeliveryBatch()
         let consumer = try #require(buffer.claim())
         let task = Task { await buffer.next(for: consumer) }
         while !buffer.hasWaiter { await Task.yield() }
-        buffer.push("kept", batch: batch)
+        batch.stage("kept", for: buffer)
         buffer.release(consumer)
         #expect(await task.value == nil)
         batch.flush()
