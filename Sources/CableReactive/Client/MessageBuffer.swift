@@ -15,6 +15,16 @@ final class MessageBuffer: Sendable {
         var observer: Observer?
         var overflowing = false
         var episodeDrops = 0
+        /// Messages handed to the consumer, kept (one reference) until the network thread's next push
+        /// releases them: see ``push(contentsOf:)``. At most as many as the buffer held since that push.
+        var consumed: [JSONValue] = []
+
+        /// Takes the oldest message for the consumer.
+        mutating func take() -> JSONValue? {
+            guard let message = buffer.popFirst() else { return nil }
+            consumed.append(message)
+            return message
+        }
     }
 
     private struct Observer: Sendable {
@@ -41,6 +51,9 @@ final class MessageBuffer: Sendable {
 
     var droppedCount: Int { state.withLock { $0.buffer.droppedCount } }
 
+    /// How many consumed messages wait for the network thread's next push to release them (for tests).
+    var consumedAwaitingRelease: Int { state.withLock { $0.consumed.count } }
+
     /// Whether a consumer is suspended waiting for a message (for tests).
     var hasWaiter: Bool { state.withLock { $0.waiter != nil } }
 
@@ -53,7 +66,17 @@ final class MessageBuffer: Sendable {
     /// drops the oldest; an overflow episode logs one WARN. Runs on the network thread; never blocks.
     func push(contentsOf messages: some Collection<JSONValue>) {
         var warn = false
+        // The messages the consumer is done with are released here, on the thread that allocated them:
+        // glibc frees another thread's memory under that thread's arena lock, and a consumer on another
+        // core freeing every message contended with this thread's allocations (an unpinned CableBench ran at
+        // half speed and buffered hundreds of MB).
+        var retired: [JSONValue] = []  // released after the lock
         let action = state.withLock { state -> PushAction in
+            if state.consumed.count > 8 {
+                swap(&retired, &state.consumed)
+            } else {
+                state.consumed.removeAll(keepingCapacity: true)  // a few: not worth a new array
+            }
             guard !state.finished else { return .none }
             for message in messages where state.buffer.push(message) {
                 state.episodeDrops += 1
@@ -62,7 +85,7 @@ final class MessageBuffer: Sendable {
                     warn = true
                 }
             }
-            if let waiter = state.waiter, let first = state.buffer.popFirst() {
+            if let waiter = state.waiter, let first = state.take() {
                 state.waiter = nil
                 return .resume(waiter, first)
             }
@@ -81,7 +104,7 @@ final class MessageBuffer: Sendable {
             state.finished = true
             if let waiter = state.waiter {
                 state.waiter = nil
-                return .resume(waiter, state.buffer.popFirst())
+                return .resume(waiter, state.take())
             }
             return Self.claimObserverDrain(&state)
         }
@@ -113,7 +136,7 @@ final class MessageBuffer: Sendable {
         while true {
             let step = state.withLock { state -> (Observer, JSONValue?)? in
                 guard var observer = state.observer, observer.id == id else { return nil }
-                if let message = state.buffer.popFirst() { return (observer, message) }
+                if let message = state.take() { return (observer, message) }
                 endEpisodeIfCaughtUp(&state)
                 if state.finished {
                     state.observer = nil
@@ -195,7 +218,7 @@ final class MessageBuffer: Sendable {
 
     private static func poll(_ state: inout State, _ consumer: UInt64) -> Poll? {
         guard state.consumer == consumer else { return Poll(message: nil) }
-        if let message = state.buffer.popFirst() { return Poll(message: message) }
+        if let message = state.take() { return Poll(message: message) }
         if state.overflowing {
             state.overflowing = false
             state.episodeDrops = 0

@@ -97,6 +97,21 @@ import Testing
         #expect(await task.value == ["a", nil, nil])
     }
 
+    @Test func consumedMessagesAreReleasedByTheNextPush() throws {
+        let buffer = MessageBuffer(capacity: 256, serial: 1, host: "h")
+        buffer.push(contentsOf: (0..<100).map { JSONValue.int($0) })
+        let consumer = try #require(buffer.claim())
+        var count = 0
+        while let ready = buffer.poll(consumer), ready.message != nil { count += 1 }
+        #expect(count == 100)
+        #expect(buffer.consumedAwaitingRelease == 100, "kept for the network thread, never more than it pushed")
+        buffer.push(100)
+        #expect(buffer.consumedAwaitingRelease == 0)
+        #expect(buffer.poll(consumer)?.message == 100)
+        buffer.push(101)  // a few are released in place
+        #expect(buffer.consumedAwaitingRelease == 0)
+    }
+
     @Test func withoutABatchEveryPushWakesTheConsumer() async throws {
         let buffer = MessageBuffer(capacity: 8, serial: 1, host: "h")
         let task = try await waitingConsumer(buffer, count: 1)
