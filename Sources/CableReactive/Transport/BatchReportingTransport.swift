@@ -69,25 +69,29 @@ final class DeliveryBatch: @unchecked Sendable {
     /// forgets the buffers of ended subscriptions).
     private var slots: [ObjectIdentifier: Int] = [:]
     private var staged: [(buffer: MessageBuffer, messages: [JSONValue])] = []
-    /// The slots with messages staged in this read, in the order they got their first one.
+    /// The slots that got messages in this read since their last hand-over (a slot may appear twice).
     private var dirty: [Int] = []
+    /// The slot of the previous message.
+    private var lastSlot = 0
     /// Whether data frames were routed in this batch without noting their arrival time (noted once at its end).
     var routedFrames = false
 
     /// Stages `message` for `buffer`, after the messages staged for it before.
     func stage(_ message: JSONValue, for buffer: MessageBuffer) {
         let slot: Int
-        if let last = dirty.last, staged[last].buffer === buffer {
-            slot = last  // consecutive messages for one subscription skip the lookup
+        if staged.indices.contains(lastSlot), staged[lastSlot].buffer === buffer {
+            slot = lastSlot  // consecutive messages for one subscription skip the lookup
+        } else if dirty.count <= 16, let recent = dirty.first(where: { staged[$0].buffer === buffer }) {
+            slot = recent  // a few subscriptions take turns: comparing pointers beats hashing
         } else if let known = slots[ObjectIdentifier(buffer)] {
             slot = known
-            if staged[slot].messages.isEmpty { dirty.append(slot) }
         } else {
             slot = staged.count
             slots[ObjectIdentifier(buffer)] = slot
             staged.append((buffer, []))
-            dirty.append(slot)
         }
+        if staged[slot].messages.isEmpty { dirty.append(slot) }  // may repeat a slot; flush skips empty ones
+        lastSlot = slot
         staged[slot].messages.append(message)
         if staged[slot].messages.count >= buffer.handOverThreshold { handOver(slot) }
     }

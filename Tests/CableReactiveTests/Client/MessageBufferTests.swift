@@ -75,6 +75,31 @@ import Testing
         }
     }
 
+    @Test(arguments: [1, 3, 40])
+    func everyReadHandsOverEverySubscriptionsMessages(subscriptions: Int) throws {
+        // Slots outlive a read: the second and later reads must still hand everything over, whether the
+        // subscriptions' messages come in runs, take turns, or spread over more than a few of them.
+        let buffers = (0..<subscriptions).map { MessageBuffer(capacity: 1_000, serial: $0, host: "h") }
+        let batch = DeliveryBatch()
+        var expected = Array(repeating: [JSONValue](), count: subscriptions)
+        var value = 0
+        for read in 0..<5 {
+            for step in 0..<60 {
+                let index = read.isMultiple(of: 2) ? step % subscriptions : (step / 20) % subscriptions
+                batch.stage(.int(value), for: buffers[index])
+                expected[index].append(.int(value))
+                value += 1
+            }
+            batch.flush()
+        }
+        for (index, buffer) in buffers.enumerated() {
+            let consumer = try #require(buffer.claim())
+            var received: [JSONValue] = []
+            while let ready = buffer.poll(consumer), let message = ready.message { received.append(message) }
+            #expect(received == expected[index], "subscription \(index)")
+        }
+    }
+
     @Test func aFullBufferKeepsTheNewestOfAHandOverAndCountsTheRest() throws {
         let buffer = MessageBuffer(capacity: 4, serial: 1, host: "h")
         buffer.push(contentsOf: (0..<10).map { JSONValue.int($0) })
