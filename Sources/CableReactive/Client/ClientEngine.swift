@@ -233,7 +233,7 @@ final class ClientEngine: Sendable {
         }
         let batch = DeliveryBatch()
         // The data-frame path reaches `core` without the engine: `core` is captured strongly (it holds no
-        // reference to the receiver, which lives on the connection's I/O thread and ends with it), and the
+        // reference to the receiver, which a connection lets go of once it has delivered `.closed`), and the
         // engine, which has weak references and so side-table reference counting, is loaded weakly only for
         // the other frames. A weak load per message cost about 4% of the benchmark client's time.
         let core = core
@@ -290,12 +290,10 @@ final class ClientEngine: Sendable {
         }
     }
 
-    /// The hot path for bytes: a data frame is routed by its identifier's raw token (``RouteTable``), with one
-    /// JSON parse outside the lock, a short locked routing step and the push outside it. Anything else, or a
-    /// token the table does not know, takes the full decode.
-    /// The hot path for a data frame given as validated UTF-8: one parse, a short locked lookup of the
-    /// identifier's raw token, the push outside the lock. Returns false when the frame needs the full decode
-    /// (not a data frame, or an identifier token we do not know, which may be one escaped differently).
+    /// The hot path for a data frame given as validated UTF-8: one JSON parse outside the lock, a short locked
+    /// lookup of the identifier's raw token (``RouteTable``), then the message is staged for its subscription
+    /// (``DeliveryBatch``). Returns false when the frame needs the full decode (not a data frame, or an
+    /// identifier token we do not know, which may be one escaped differently).
     private static func routeDataFrame(
         utf8: UnsafeBufferPointer<UInt8>, id: UInt64, batch: DeliveryBatch, core: Locked<Core>
     ) -> Bool {

@@ -22,7 +22,7 @@ final class MessageBuffer: Sendable {
         /// Takes the oldest message for the consumer.
         mutating func take() -> JSONValue? {
             guard let message = buffer.popFirst() else { return nil }
-            consumed.append(message)
+            if !finished { consumed.append(message) }  // after the end no push comes to release it
             return message
         }
     }
@@ -99,9 +99,11 @@ final class MessageBuffer: Sendable {
 
     /// Ends the stream: the consumer gets what is buffered, then the end.
     func finish() {
+        var retired: [JSONValue] = []  // released after the lock
         let action = state.withLock { state -> PushAction in
             guard !state.finished else { return .none }
             state.finished = true
+            swap(&retired, &state.consumed)  // no more pushes will release them
             if let waiter = state.waiter {
                 state.waiter = nil
                 return .resume(waiter, state.take())

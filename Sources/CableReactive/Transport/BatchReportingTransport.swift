@@ -26,7 +26,8 @@ package protocol BatchReportingTransport: WebSocketTransport {
 /// path for apps that parse messages themselves, and the one ``ActionCableClient`` uses.
 ///
 /// Both closures run on the connection's I/O thread, serially, in wire order, interleaved with the
-/// handler's other events; the connection keeps them alive until `.closed` has been delivered.
+/// handler's other events; the connection keeps them alive until `.closed` has been delivered, and must let
+/// go of them then (``ActionCableClient``'s receiver holds the client's state).
 ///
 /// ```swift
 /// let receiver = TextReceiver(
@@ -64,17 +65,30 @@ public struct TextReceiver: Sendable {
 /// `@unchecked Sendable`: every member is touched only by one connection's event handler, text receiver and
 /// `batchEnded` callback, which the transport calls serially on its one I/O thread.
 final class DeliveryBatch: @unchecked Sendable {
+    private struct Slot {
+        let buffer: MessageBuffer
+        var messages: [JSONValue] = []
+        /// The read that last staged a message here.
+        var lastRead = 0
+    }
+
     /// Each buffer's slot in `staged`. Slots outlive a read, so that a busy subscription's staging array is
-    /// reused rather than reallocated per read; the table is reset when most of it sits idle (which also
-    /// forgets the buffers of ended subscriptions).
+    /// reused rather than reallocated per read; every `Self.idleReads` reads, slots idle that long are
+    /// forgotten (which also lets go of the buffers of ended subscriptions).
     private var slots: [ObjectIdentifier: Int] = [:]
-    private var staged: [(buffer: MessageBuffer, messages: [JSONValue])] = []
+    private var staged: [Slot] = []
     /// The slots that got messages in this read since their last hand-over (a slot may appear twice).
     private var dirty: [Int] = []
     /// The slot of the previous message.
     private var lastSlot = 0
+    /// Reads so far (batch ends).
+    private var reads = 0
+    static let idleReads = 64
     /// Whether data frames were routed in this batch without noting their arrival time (noted once at its end).
     var routedFrames = false
+
+    /// How many buffers have a slot (for tests).
+    var slotCount: Int { staged.count }
 
     /// Stages `message` for `buffer`, after the messages staged for it before.
     func stage(_ message: JSONValue, for buffer: MessageBuffer) {
@@ -88,26 +102,36 @@ final class DeliveryBatch: @unchecked Sendable {
         } else {
             slot = staged.count
             slots[ObjectIdentifier(buffer)] = slot
-            staged.append((buffer, []))
+            staged.append(Slot(buffer: buffer))
         }
-        if staged[slot].messages.isEmpty { dirty.append(slot) }  // may repeat a slot; flush skips empty ones
+        if staged[slot].messages.isEmpty {
+            dirty.append(slot)  // may repeat a slot; flush skips empty ones
+            staged[slot].lastRead = reads
+        }
         lastSlot = slot
         staged[slot].messages.append(message)
         if staged[slot].messages.count >= buffer.handOverThreshold { handOver(slot) }
     }
 
-    /// Hands every staged message to its buffer.
+    /// Hands every staged message to its buffer; ends the read.
     func flush() {
         for slot in dirty where !staged[slot].messages.isEmpty { handOver(slot) }
-        if staged.count > 64 && staged.count > 2 * dirty.count {
-            slots.removeAll()
-            staged.removeAll()
-        }
         dirty.removeAll(keepingCapacity: true)
+        reads += 1
+        if reads.isMultiple(of: Self.idleReads) { forgetIdleSlots() }
     }
 
     private func handOver(_ slot: Int) {
         staged[slot].buffer.push(contentsOf: staged[slot].messages)
         staged[slot].messages.removeAll(keepingCapacity: true)
+    }
+
+    /// Drops the slots no message was staged in for `idleReads` reads (all are empty between reads).
+    private func forgetIdleSlots() {
+        let recent = staged.filter { reads - $0.lastRead <= Self.idleReads }
+        guard recent.count < staged.count else { return }
+        staged = recent
+        slots = Dictionary(uniqueKeysWithValues: staged.indices.map { (ObjectIdentifier(staged[$0].buffer), $0) })
+        lastSlot = 0
     }
 }

@@ -35,10 +35,20 @@ final class BytesTransport: BatchReportingTransport {
 
         /// Delivers `texts` as one network read: each as bytes, then the end of the batch.
         func read(_ texts: String...) {
+            deliver(texts)
+            receiver?.batchEnded()
+        }
+
+        /// Delivers `texts` as bytes and ends the connection before the read ends.
+        func readThenClose(_ texts: String...) {
+            deliver(texts)
+            handler(.closed(.closed(code: .goingAway, reason: "")))
+        }
+
+        private func deliver(_ texts: [String]) {
             for text in texts {
                 Array(text.utf8).withUnsafeBufferPointer { receiver?.text($0) }
             }
-            receiver?.batchEnded()
         }
     }
 
@@ -109,6 +119,21 @@ struct ClientBytesPathTests {
         #expect(await messages.next() == ["n": 3])
         client.close()
         #expect(await messages.next() == nil, "the unknown identifier and the confirmation delivered nothing")
+    }
+
+    @Test("messages of a read the connection's end cuts short are still delivered, in order")
+    func closedMidRead() async throws {
+        let (transport, _, client, room) = try Self.subscribed()
+        let connection = try #require(transport.last)
+        connection.readThenClose(
+            #"{"identifier":"\#(Self.token)","message":{"n":1}}"#,
+            #"{"identifier":"\#(Self.token)","message":{"n":2}}"#
+        )
+        var messages = room.messages.makeAsyncIterator()
+        #expect(await messages.next() == ["n": 1])
+        #expect(await messages.next() == ["n": 2])
+        client.close()
+        #expect(await messages.next() == nil)
     }
 
     @Test("frames of a connection that is no longer live are dropped")

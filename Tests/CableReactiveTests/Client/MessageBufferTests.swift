@@ -137,6 +137,44 @@ import Testing
         #expect(buffer.consumedAwaitingRelease == 0)
     }
 
+    @Test func theEndReleasesConsumedMessagesAtOnce() throws {
+        let buffer = MessageBuffer(capacity: 16, serial: 1, host: "h")
+        buffer.push(contentsOf: (0..<4).map { JSONValue.int($0) })
+        let consumer = try #require(buffer.claim())
+        _ = buffer.poll(consumer)
+        #expect(buffer.consumedAwaitingRelease == 1)
+        buffer.finish()
+        #expect(buffer.consumedAwaitingRelease == 0)
+        var rest: [JSONValue] = []
+        while let ready = buffer.poll(consumer), let message = ready.message { rest.append(message) }
+        #expect(rest == [1, 2, 3])
+        #expect(buffer.consumedAwaitingRelease == 0, "no push will come after the end")
+    }
+
+    @Test func slotsIdleForManyReadsAreForgotten() throws {
+        let buffers = (0..<100).map { MessageBuffer(capacity: 1_000, serial: $0, host: "h") }
+        let batch = DeliveryBatch()
+        for (index, buffer) in buffers.enumerated() { batch.stage(.int(index), for: buffer) }
+        batch.flush()
+        #expect(batch.slotCount == 100)
+        for read in 1...(2 * DeliveryBatch.idleReads) {
+            batch.stage(.int(1_000 + read), for: buffers[7])
+            batch.flush()
+        }
+        #expect(batch.slotCount == 1, "only the busy subscription keeps its slot")
+        batch.stage(.int(5_000), for: buffers[3])  // a forgotten one comes back
+        batch.flush()
+        for (index, buffer) in buffers.enumerated() {
+            let consumer = try #require(buffer.claim())
+            var received: [JSONValue] = []
+            while let ready = buffer.poll(consumer), let message = ready.message { received.append(message) }
+            var expected: [JSONValue] = [.int(index)]
+            if index == 7 { expected += (1...(2 * DeliveryBatch.idleReads)).map { .int(1_000 + $0) } }
+            if index == 3 { expected.append(5_000) }
+            #expect(received == expected, "subscription \(index)")
+        }
+    }
+
     @Test func withoutABatchEveryPushWakesTheConsumer() async throws {
         let buffer = MessageBuffer(capacity: 8, serial: 1, host: "h")
         let task = try await waitingConsumer(buffer, count: 1)
