@@ -35,11 +35,6 @@ public struct CableMessages<Element: Sendable>: AsyncSequence, Signal {
         @usableFromInline let consumer: Consumer
         @usableFromInline let transform: @Sendable (JSONValue) -> Element?
 
-        init(consumer: Consumer, transform: @escaping @Sendable (JSONValue) -> Element?) {
-            self.consumer = consumer
-            self.transform = transform
-        }
-
         // Inlinable so that a buffered message is taken without an async call: each call into a nonisolated
         // async function hops executors (swift_task_switch), which cost more than the message's own work.
 

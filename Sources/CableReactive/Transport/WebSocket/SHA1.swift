@@ -1,5 +1,3 @@
-import Foundation
-
 /// SHA-1 (FIPS 180-4), in pure Swift, for the WebSocket accept key only (``AcceptKey``).
 ///
 /// Not OpenSSL's: its first digest loads OpenSSL's provider machinery, about 2 MiB of resident memory for
