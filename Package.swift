@@ -36,8 +36,14 @@ let package = Package(
         // Tests/Fixtures/wspeer); needs the venv from Scripts/install-deps and the `openssl` CLI.
         .testTarget(
             name: "TransportIntegrationTests",
-            dependencies: ["CableReactive", "Signals"],
+            dependencies: ["CableReactive", "Signals", "exit-during-connect"],
             exclude: ["README.md"]
+        ),
+        // A child process of TransportIntegrationTests: exits while TLS connections are being set up.
+        .executableTarget(
+            name: "exit-during-connect",
+            dependencies: ["CableReactive"],
+            path: "Tests/Fixtures/exit-during-connect"
         ),
         // The client against the real Rails fixture server, redis and the fault proxy; public API only.
         // Disabled unless Scripts/test.d/50-rails-integration started the servers (see its README).

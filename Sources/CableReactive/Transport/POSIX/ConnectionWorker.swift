@@ -85,6 +85,7 @@
             let stream = SocketStream(fd: fd, wakeFD: wakeFD)
             self.stream = stream
             if endpoint.isSecure {
+                try checkAbandoned()  // an attempt closed while connecting does not start TLS
                 stream.tls = try TLSSession(
                     host: endpoint.host, isIPLiteral: endpoint.isIPLiteral, caFile: options.tlsCAFilePath)
                 try handshakeTLS(stream, deadline: deadline)

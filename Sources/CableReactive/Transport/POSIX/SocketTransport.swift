@@ -28,6 +28,15 @@
     /// that breaks the protocol gets a close frame with 1002, 1003 (binary messages: this transport is
     /// text-only), 1007 or 1009, and you get `.failed` with `.protocolViolation(closeCode:)`.
     ///
+    /// **Exiting.** A process may exit at any moment, also while connections are resolving, connecting or
+    /// in their TLS handshake: OpenSSL is initialized without its at-exit cleanup, so exit never frees
+    /// OpenSSL's state under a running I/O thread, and an attempt closed before its TLS setup never starts
+    /// it. `close` does not wait for the I/O thread (nothing needs to): when the process exits first, the
+    /// kernel closes the socket and the server sees the connection end, as it would after a close frame.
+    ///
+    /// **TLS.** The configured OpenSSL context (system trust store plus
+    /// ``Options-swift.struct/tlsCAFilePath``) is made once per CA file and shared by every connection.
+    ///
     /// Available where OpenSSL is (Linux); on Apple platforms use ``URLSessionTransport``.
     ///
     /// ```swift

@@ -1,5 +1,6 @@
 #if canImport(COpenSSL)
     import COpenSSL
+    import Signals
 
     /// A TLS client session over OpenSSL memory BIOs: OpenSSL never touches the socket.
     ///
@@ -10,7 +11,8 @@
     ///
     /// Not thread-safe: an `SSL*` must only be used by one thread, the connection's I/O thread.
     final class TLSSession {
-        private let context: OpaquePointer
+        /// Keeps the context alive as long as the session (the SSL also holds a reference of its own).
+        private let context: TLSClientContext
         private let ssl: OpaquePointer
         private let readBIO: OpaquePointer
         private let writeBIO: OpaquePointer
@@ -33,27 +35,20 @@
         ///   - caFile: an extra PEM file of trusted CAs, used in addition to the system store.
         /// - Throws: `WebSocketError(.tls)` when OpenSSL cannot be set up or the CA file cannot be read.
         init(host: String, isIPLiteral: Bool, caFile: String?) throws(WebSocketError) {
+            let context = try TLSClientContext.shared(caFile: caFile)
             ERR_clear_error()
-            guard let context = SSL_CTX_new(TLS_client_method()) else { throw Self.error("SSL_CTX_new") }
+            guard let ssl = SSL_new(context.pointer) else { throw Self.error("SSL_new") }
+            guard let readBIO = BIO_new(BIO_s_mem()) else {
+                SSL_free(ssl)
+                throw Self.error("BIO_new")
+            }
+            guard let writeBIO = BIO_new(BIO_s_mem()) else {
+                BIO_free(readBIO)
+                SSL_free(ssl)
+                throw Self.error("BIO_new")
+            }
+            // Fully initialized: from here on, deinit frees the SSL (and the BIOs it owns).
             self.context = context
-            _ = SSL_CTX_set_options(
-                context, cossl_SSL_OP_IGNORE_UNEXPECTED_EOF() | cossl_SSL_OP_NO_COMPRESSION())
-            _ = cossl_SSL_CTX_set_min_proto_version(context, TLS1_2_VERSION)
-            SSL_CTX_set_verify(context, SSL_VERIFY_PEER, nil)
-            guard SSL_CTX_set_default_verify_paths(context) == 1 else {
-                SSL_CTX_free(context)
-                throw Self.error("default verify paths")
-            }
-            if let caFile, SSL_CTX_load_verify_locations(context, caFile, nil) != 1 {
-                SSL_CTX_free(context)
-                throw Self.error("cannot load the CA file")
-            }
-            guard let ssl = SSL_new(context), let readBIO = BIO_new(BIO_s_mem()),
-                let writeBIO = BIO_new(BIO_s_mem())
-            else {
-                SSL_CTX_free(context)
-                throw Self.error("SSL_new")
-            }
             self.ssl = ssl
             self.readBIO = readBIO
             self.writeBIO = writeBIO
@@ -66,7 +61,6 @@
 
         deinit {
             SSL_free(ssl)
-            SSL_CTX_free(context)
         }
 
         /// Advances the handshake. Returns `true` once it is complete; `false` when it needs more
@@ -146,7 +140,7 @@
 
         /// A `.tls` error with OpenSSL's reason: the verify result when certificate checking failed,
         /// else the first queued error. These strings never include certificate contents.
-        private static func error(_ step: String, ssl: OpaquePointer? = nil) -> WebSocketError {
+        static func error(_ step: String, ssl: OpaquePointer? = nil) -> WebSocketError {
             var detail = step
             if let ssl {
                 let verify = SSL_get_verify_result(ssl)
@@ -167,5 +161,64 @@
             ERR_clear_error()
             return WebSocketError(.tls, detail: detail)
         }
+    }
+
+    /// A configured OpenSSL client context (`SSL_CTX`), shared by every connection that trusts the same CA
+    /// file: the system trust store is read once per process, not once per attempt.
+    ///
+    /// `@unchecked Sendable`: the context is configured once, in `init`, before it is published; after
+    /// that OpenSSL only reads it, and `SSL_new` and certificate verification take OpenSSL's own locks.
+    final class TLSClientContext: @unchecked Sendable {
+        let pointer: OpaquePointer
+
+        /// The contexts made so far, by CA file (`nil`: the system store only). A failed setup is not kept,
+        /// so a CA file that appears later is picked up on the next attempt.
+        private static let contexts = Locked<[String?: TLSClientContext]>([:])
+
+        /// OpenSSL's initialization, once per process, before any other OpenSSL call of ours.
+        ///
+        /// `OPENSSL_INIT_NO_ATEXIT`: by default OpenSSL registers an `atexit` handler that frees its global
+        /// state (providers, algorithm tables, error strings). A process that exits while a connection
+        /// thread is inside OpenSSL (creating a context, in a handshake) then crashes in that thread with
+        /// SIGSEGV or SIGBUS. Without the handler the state lives until the process is gone, which is all
+        /// it needs. (If another library in the process initialized OpenSSL first, its choice stands.)
+        private static let initialized: Bool = OPENSSL_init_ssl(UInt64(OPENSSL_INIT_NO_ATEXIT), nil) == 1
+
+        /// The context for `caFile`, made on first use.
+        static func shared(caFile: String?) throws(WebSocketError) -> TLSClientContext {
+            guard initialized else { throw TLSSession.error("OPENSSL_init_ssl") }
+            let made = contexts.withLock { contexts -> Result<TLSClientContext, WebSocketError> in
+                if let context = contexts[caFile] { return .success(context) }
+                do throws(WebSocketError) {
+                    let context = try TLSClientContext(caFile: caFile)
+                    contexts[caFile] = context
+                    return .success(context)
+                } catch {
+                    return .failure(error)
+                }
+            }
+            return try made.get()
+        }
+
+        /// Peer verification against the system store (plus `caFile`), TLS 1.2 at least, no compression.
+        private init(caFile: String?) throws(WebSocketError) {
+            ERR_clear_error()
+            guard let context = SSL_CTX_new(TLS_client_method()) else { throw TLSSession.error("SSL_CTX_new") }
+            _ = SSL_CTX_set_options(
+                context, cossl_SSL_OP_IGNORE_UNEXPECTED_EOF() | cossl_SSL_OP_NO_COMPRESSION())
+            _ = cossl_SSL_CTX_set_min_proto_version(context, TLS1_2_VERSION)
+            SSL_CTX_set_verify(context, SSL_VERIFY_PEER, nil)
+            guard SSL_CTX_set_default_verify_paths(context) == 1 else {
+                SSL_CTX_free(context)
+                throw TLSSession.error("default verify paths")
+            }
+            if let caFile, SSL_CTX_load_verify_locations(context, caFile, nil) != 1 {
+                SSL_CTX_free(context)
+                throw TLSSession.error("cannot load the CA file")
+            }
+            pointer = context
+        }
+
+        deinit { SSL_CTX_free(pointer) }
     }
 #endif
