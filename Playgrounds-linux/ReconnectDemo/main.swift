@@ -25,7 +25,8 @@ await runExample(timeout: 60) {
         case .disconnected: say("state: disconnected")
         case .connecting(let attempt): say("state: connecting (attempt \(attempt))")
         case .connected: say("state: connected")
-        case .stopped(let reason): say("state: stopped (\(reason ?? "no reason"))")
+        case .stopped(let reason):
+            say("state: stopped (\(reason.kind), server reason: \(reason.serverReason ?? "none"))")
         case .closed: say("state: closed")
         }
     }
@@ -67,7 +68,7 @@ await runExample(timeout: 60) {
 
     say("→ the server says goodbye (disconnect, reconnect: false)")
     server.disconnect(reason: "remote", reconnect: false)
-    _ = try await client.state.expect("stop") { $0 == .stopped(reason: "remote") }
+    _ = try await client.state.expect("stop") { $0 == .stopped(reason: .server("remote")) }
     client.close()
     _ = try await client.state.expect("closed") { $0 == .closed }
     say("done")

@@ -156,6 +156,33 @@ struct ServerClientTests {
         #expect(await server.connectionCount.first(within: 5) { $0 == 1 } == 1)
     }
 
+    @Test("a server that chooses actioncable-unsupported is closed and never sent a command or retried")
+    func unsupportedProtocol() async throws {
+        var options = Fixture.serverOptions()
+        options.subprotocols = ["actioncable-unsupported"]
+        let server = try LocalCableServer(options: options)
+        let client = try Fixture.client(server)
+        let room = try client.subscribe(["channel": "ChatChannel"])
+        client.connect()
+        #expect(await client.reaches(.stopped(reason: .unsupportedProtocol)))
+        #expect(await server.connectionCount.first(within: 5) { $0 == 0 } == 0)
+        #expect(server.commands.isEmpty)
+        #expect(server.requests.count == 1)
+        #expect(room.state.value == .pending)
+    }
+
+    @Test("a server that chooses no subprotocol is spoken to as Action Cable")
+    func noSubprotocol() async throws {
+        var options = Fixture.serverOptions()
+        options.subprotocols = []
+        let server = try LocalCableServer(options: options)
+        let client = try Fixture.client(server)
+        let room = try client.subscribe(["channel": "ChatChannel"])
+        client.connect()
+        #expect(await room.reaches(.subscribed(confirmations: 1)))
+        #expect(client.state.value == .connected)
+    }
+
     @Test("a disconnect with reconnect false stops the client with the reason")
     func disconnectStops() async throws {
         let server = try LocalCableServer(options: Fixture.serverOptions())
@@ -164,7 +191,7 @@ struct ServerClientTests {
         #expect(await client.reaches(.connected))
         let id = try #require(server.connections.first?.id)
         server.disconnect(.connection(id), reason: "bye", reconnect: false)
-        #expect(await client.reaches(.stopped(reason: "bye")))
+        #expect(await client.reaches(.stopped(reason: .server("bye"))))
         #expect(await server.connectionCount.first(within: 5) { $0 == 0 } == 0)
         #expect(server.requests.count == 1)
     }
@@ -184,7 +211,7 @@ struct ServerClientTests {
         for client in [alice, bob, mallory] { client.connect() }
         #expect(await alice.reaches(.connected))
         #expect(await bob.reaches(.connected))
-        #expect(await mallory.reaches(.stopped(reason: "unauthorized")))
+        #expect(await mallory.reaches(.stopped(reason: .unauthorized(serverReason: "unauthorized"))))
         let requests = server.requests
         #expect(requests.contains { $0.queryValue("token") == "tok-alice" })
         #expect(requests.contains { $0.header("authorization") == "Bearer tok-bob" })
@@ -203,7 +230,7 @@ struct ServerClientTests {
                 return false
             })
         client.connect()
-        #expect(await client.reaches(.stopped(reason: "unauthorized")))
+        #expect(await client.reaches(.stopped(reason: .unauthorized(serverReason: nil))))
         #expect(calls.withLock { $0 } == 1)
         #expect(server.requests.map(\.status) == [401])
         #expect(server.connectionCount.value == 0)

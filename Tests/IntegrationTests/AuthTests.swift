@@ -87,7 +87,7 @@ extension IntegrationTests {
                 if case .stopped = $0 { return true }
                 return false
             }
-            #expect(final == .stopped(reason: "max_reconnect_attempts"))
+            #expect(final == .stopped(reason: .attemptsExhausted))
             #expect(!states.values.contains(.connected))
             // the server saw three upgrade requests (1 + 2 retries) with that Origin, and refused each
             let handshakes = try await HTTP.get(try Env.control() + "/handshakes")["handshakes"]?.arrayValue ?? []
@@ -140,7 +140,7 @@ extension IntegrationTests {
                 if case .stopped = $0 { return true }
                 return false
             }
-            #expect(final == .stopped(reason: "unauthorized"))
+            #expect(final == .stopped(reason: .unauthorized(serverReason: "unauthorized")))
             #expect(calls.withLock { $0 } == 1)
             #expect(!states.values.contains(.connected))
             let handshakes = try await HTTP.get(try Env.control() + "/handshakes")["handshakes"]?.arrayValue ?? []
@@ -162,7 +162,7 @@ extension IntegrationTests {
                 if case .stopped = $0 { return true }
                 return false
             }
-            #expect(final == .stopped(reason: "token_expired"))
+            #expect(final == .stopped(reason: .unauthorized(serverReason: "token_expired")))
             #expect(calls.withLock { $0 } == 1)
         }
 

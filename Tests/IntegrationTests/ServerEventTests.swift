@@ -56,7 +56,7 @@ extension IntegrationTests {
             client.connect()
             let subscription = try await echoSubscription(client)
             try await HTTP.post(try Env.control() + "/close?user=\(user)&reason=maintenance&reconnect=false")
-            try await waitFor(client.state, 5, "stopped") { $0 == .stopped(reason: "maintenance") }
+            try await waitFor(client.state, 5, "stopped") { $0 == .stopped(reason: .server("maintenance")) }
             #expect(subscription.state.value == .pending)
             #expect(try await connectionCount(try Env.control(), user: user) == 0)
         }
@@ -68,7 +68,7 @@ extension IntegrationTests {
             client.connect()
             let subscription = try await echoSubscription(client)
             #expect(subscription.perform("kick", ["reason": "kicked_out", "reconnect": false]))
-            try await waitFor(client.state, 5, "stopped") { $0 == .stopped(reason: "kicked_out") }
+            try await waitFor(client.state, 5, "stopped") { $0 == .stopped(reason: .server("kicked_out")) }
         }
 
         /// kick with reconnect true (and a reason) is a normal session loss: reconnect, resubscribe.

@@ -5,7 +5,7 @@
 /// | `disconnected` | not connecting: before ``ActionCableClient/connect()``, after ``ActionCableClient/disconnect()``, or while `canConnect` is false | nothing, or "offline" |
 /// | `connecting(attempt:)` | opening a connection or waiting to retry; `attempt` counts consecutive failures (0 = first try) | a spinner; "reconnecting" once `attempt > 0` |
 /// | `connected` | the server's welcome arrived; subscriptions are (re)sent | live content |
-/// | `stopped(reason:)` | gave up: the server said not to reconnect, authorization failed, or the attempts ran out; ``ActionCableClient/connect()`` starts again | an error with a retry button |
+/// | `stopped(reason:)` | gave up, for the ``CableStopReason`` given: the server said not to reconnect, credentials were refused, the attempts ran out, or the server speaks none of our protocols; ``ActionCableClient/connect()`` starts again | an error with a retry button |
 /// | `closed` | ``ActionCableClient/close()`` was called; terminal | nothing |
 public enum CableState: Sendable, Hashable, CustomStringConvertible {
     /// Not connecting.
@@ -14,9 +14,8 @@ public enum CableState: Sendable, Hashable, CustomStringConvertible {
     case connecting(attempt: Int)
     /// Connected: the server welcomed us.
     case connected
-    /// No automatic retries until ``ActionCableClient/connect()``. `reason` is the server's disconnect reason
-    /// (`nil` when it sent none), `"unauthorized"`/`"token_expired"`, or `"max_reconnect_attempts"`.
-    case stopped(reason: String?)
+    /// No automatic retries until ``ActionCableClient/connect()``; `reason` says who decided and why.
+    case stopped(reason: CableStopReason)
     /// Closed for good.
     case closed
 
@@ -27,7 +26,7 @@ public enum CableState: Sendable, Hashable, CustomStringConvertible {
         case .disconnected: "disconnected"
         case .connecting(let attempt): "connecting(attempt: \(attempt))"
         case .connected: "connected"
-        case .stopped(let reason): "stopped(reason: \(reason ?? "nil"))"
+        case .stopped(let reason): "stopped(reason: \(reason))"
         case .closed: "closed"
         }
     }
@@ -41,6 +40,83 @@ public enum CableState: Sendable, Hashable, CustomStringConvertible {
         case .stopped: "stopped"
         case .closed: "closed"
         }
+    }
+}
+
+/// Why a client stopped retrying (``CableState/stopped(reason:)``): the ``kind`` of stop, and the reason the
+/// server sent when the stop came from a server `disconnect`.
+///
+/// The client's own decisions (``attemptsExhausted``, ``unsupportedProtocol``) can never be confused with a
+/// reason string a server sends: a server that disconnects with `"max_reconnect_attempts"` yields
+/// `.server("max_reconnect_attempts")`, not ``attemptsExhausted``.
+///
+/// ```swift
+/// if case .stopped(let reason) = client.state.value {
+///     switch reason.kind {
+///     case .unauthorized: showLogin()
+///     case .unsupportedProtocol: showUpdateRequired()
+///     default: showRetryButton(reason.serverReason ?? "connection lost")
+///     }
+/// }
+/// ```
+public struct CableStopReason: Sendable, Hashable, CustomStringConvertible {
+    /// What kind of stop this is. New kinds may be added in later versions, so a `switch` over them needs
+    /// a `default`.
+    public struct Kind: Sendable, Hashable, CustomStringConvertible {
+        /// The kind's name, as logged: `server_disconnect`, `unauthorized`, …
+        public let name: String
+
+        private init(_ name: String) { self.name = name }
+
+        /// The server sent a `disconnect` with `reconnect: false`; its reason is ``CableStopReason/serverReason``.
+        public static let serverDisconnect = Kind("server_disconnect")
+        /// Credentials were refused (a disconnect with `unauthorized` or `token_expired`, or an upgrade
+        /// answered 401 or 403) and `onUnauthorized` returned `false`, was not set, or the refreshed
+        /// credentials were refused again.
+        public static let unauthorized = Kind("unauthorized")
+        /// ``CableOptions/maxReconnectAttempts`` consecutive attempts failed.
+        public static let attemptsExhausted = Kind("attempts_exhausted")
+        /// The server chose the `actioncable-unsupported` subprotocol: it understands none of the protocols
+        /// we offered (for example a newer Action Cable), so retrying cannot help.
+        public static let unsupportedProtocol = Kind("unsupported_protocol")
+
+        /// The kind's ``name``.
+        public var description: String { name }
+    }
+
+    /// What kind of stop this is.
+    public let kind: Kind
+    /// The reason the server gave, when the stop follows a server `disconnect` (`nil` when it sent none, and
+    /// for the client's own decisions). Server text: show it only if you trust the server's wording.
+    public let serverReason: String?
+
+    /// Creates a reason; the static members below cover every stop the client makes.
+    public init(kind: Kind, serverReason: String? = nil) {
+        self.kind = kind
+        self.serverReason = serverReason
+    }
+
+    /// The server said `disconnect` with `reconnect: false` and `reason`.
+    public static func server(_ reason: String?) -> CableStopReason {
+        CableStopReason(kind: .serverDisconnect, serverReason: reason)
+    }
+
+    /// Credentials were refused; `serverReason` is the disconnect's reason (`"unauthorized"`,
+    /// `"token_expired"`), or `nil` for an upgrade answered 401 or 403.
+    public static func unauthorized(serverReason: String?) -> CableStopReason {
+        CableStopReason(kind: .unauthorized, serverReason: serverReason)
+    }
+
+    /// ``CableOptions/maxReconnectAttempts`` consecutive attempts failed.
+    public static let attemptsExhausted = CableStopReason(kind: .attemptsExhausted)
+
+    /// The server speaks none of the protocols we offered.
+    public static let unsupportedProtocol = CableStopReason(kind: .unsupportedProtocol)
+
+    /// For example `server_disconnect("maintenance")` or `attempts_exhausted`. It includes the server's
+    /// reason text; the client's own logs print only the kind.
+    public var description: String {
+        serverReason.map { "\(kind.name)(\"\($0)\")" } ?? kind.name
     }
 }
 

@@ -14,7 +14,10 @@ import Signals
 /// state publications on the callback queue. So operations apply in call order, and a slow observer or
 /// hook never holds up the control path. Log lines are collected and emitted after unlocking.
 final class ClientEngine: Sendable {
-    static let protocols = ["actioncable-v1-json", "actioncable-unsupported"]
+    /// The subprotocols offered, as the Rails JS client offers them: the protocol we speak, then the sentinel
+    /// `actioncable-unsupported`, which a server selects when it speaks none of the others.
+    static let protocols = ["actioncable-v1-json", unsupportedProtocol]
+    static let unsupportedProtocol = "actioncable-unsupported"
 
     enum Event: Sendable {
         case machine(ConnectionMachine.Event)
@@ -258,8 +261,10 @@ final class ClientEngine: Sendable {
 
     private func transportEvent(_ event: WebSocketEvent, id: UInt64, batch: DeliveryBatch?) {
         switch event {
-        case .opened:
-            break
+        case .opened(let chosen):
+            // A server that knows none of our protocols answers with the sentinel we offer last. No protocol
+            // at all is accepted: Rails answers that way to a client that offers none it knows.
+            if chosen == Self.unsupportedProtocol { handle(.machine(.unsupportedProtocol(id: id))) }
         case .text(let text):
             inbound(CableProtocol.decode(text), id: id, batch: batch)
         case .closed(let info):

@@ -26,9 +26,9 @@ struct ConnectionMachine: Sendable {
         case connected(id: UInt64, since: TimeInterval)
         /// Waiting for the backoff timer `id`.
         case backingOff(id: UInt64)
-        /// `onUnauthorized` call `id` is running, for disconnect `reason`.
-        case refreshing(id: UInt64, reason: String)
-        case stopped(reason: String?)
+        /// `onUnauthorized` call `id` is running, for the server's disconnect `reason` (`nil`: an HTTP 401/403).
+        case refreshing(id: UInt64, reason: String?)
+        case stopped(reason: CableStopReason)
         case closed
     }
 
@@ -49,6 +49,8 @@ struct ConnectionMachine: Sendable {
         /// Any other inbound frame (ping, confirmation, message) on attempt `id`.
         case frame(id: UInt64)
         case serverDisconnect(id: UInt64, reason: String?, reconnect: Bool?)
+        /// The handshake of attempt `id` chose `actioncable-unsupported`: the server knows none of our protocols.
+        case unsupportedProtocol(id: UInt64)
         case timerFired(TimerKind, id: UInt64)
         case unauthorizedAnswered(id: UInt64, refreshed: Bool?)
     }
@@ -139,6 +141,9 @@ struct ConnectionMachine: Sendable {
         case .frame(let id): _ = noteFrame(id: id, now: now)
         case .serverDisconnect(let id, let reason, let reconnect):
             serverDisconnect(id: id, reason: reason, reconnect: reconnect, now: now, random: &random)
+        case .unsupportedProtocol(let id):
+            // Retrying cannot help (the Rails JS client also closes for good here).
+            if transportID == id { stop(reason: .unsupportedProtocol) }
         case .timerFired(let kind, let id): timerFired(kind, id: id, now: now, random: &random)
         case .unauthorizedAnswered(let id, let refreshed):
             unauthorizedAnswered(id: id, refreshed: refreshed, now: now, random: &random)
@@ -243,7 +248,7 @@ struct ConnectionMachine: Sendable {
         switch phase {
         case .opening(id):
             if unauthorized {
-                handleUnauthorized(reason: "unauthorized", now: now, random: &random)
+                handleUnauthorized(reason: nil, now: now, random: &random)
             } else {
                 openFailed(resetStreak: true, now: now, random: &random)
             }
@@ -264,7 +269,7 @@ struct ConnectionMachine: Sendable {
         guard transportID == id else { return }
         emit(.info, "server_disconnect", [.reason(reason), .flag(reconnect == true)])
         if reason == "unauthorized" || reason == "token_expired" {
-            handleUnauthorized(reason: reason ?? "unauthorized", now: now, random: &random)
+            handleUnauthorized(reason: reason, now: now, random: &random)
         } else if reconnect == true {
             switch phase {
             case .connected(_, let since):
@@ -273,7 +278,7 @@ struct ConnectionMachine: Sendable {
                 openFailed(resetStreak: true, now: now, random: &random)
             }
         } else {
-            stop(reason: reason)
+            stop(reason: .server(reason))
         }
     }
 
@@ -315,7 +320,7 @@ struct ConnectionMachine: Sendable {
         if resetStreak { unauthorizedStreak = 0 }
         attempt += 1
         if let limit = config.maxReconnectAttempts, attempt > limit {
-            stop(reason: "max_reconnect_attempts")
+            stop(reason: .attemptsExhausted)
             return
         }
         scheduleRetry(after: config.backoff.delay(afterFailures: attempt, using: &random), now: now)
@@ -352,11 +357,11 @@ struct ConnectionMachine: Sendable {
     }
 
     private mutating func handleUnauthorized(
-        reason: String, now: TimeInterval, random: inout some RandomNumberGenerator
+        reason: String?, now: TimeInterval, random: inout some RandomNumberGenerator
     ) {
         endAttempt()
         if unauthorizedStreak >= 1 {
-            stop(reason: reason)
+            stop(reason: .unauthorized(serverReason: reason))
             return
         }
         unauthorizedStreak += 1
@@ -380,16 +385,19 @@ struct ConnectionMachine: Sendable {
             // Fresh credentials: reconnect at once, at the same attempt; it does not count as a failure.
             startAttempt(now: now)
         case false?:
-            stop(reason: reason)
+            stop(reason: .unauthorized(serverReason: reason))
         case nil:
             emit(.warn, "unauthorized_callback_failed", [.attempt(attempt)])
             openFailed(resetStreak: false, now: now, random: &random)
         }
     }
 
-    private mutating func stop(reason: String?) {
+    /// A final stop: logged at WARN with its kind (never the server's text), so an app that forwards
+    /// warnings to a crash reporter sees the client give up.
+    private mutating func stop(reason: CableStopReason) {
         endEverything()
         phase = .stopped(reason: reason)
+        emit(.warn, "stopped", [.stopKind(reason.kind)])
         publish(.stopped(reason: reason))
     }
 

@@ -113,6 +113,8 @@ enum LogField: Sendable, Equatable {
     /// An error, printed as its type name only.
     case errorType(String)
     case frameType(StaticString)
+    /// Why the client stopped: the kind's fixed name only.
+    case stopKind(CableStopReason.Kind)
 
     static func == (lhs: LogField, rhs: LogField) -> Bool { lhs.rendered == rhs.rendered }
 
@@ -135,6 +137,7 @@ enum LogField: Sendable, Equatable {
             "reason=\(reason.map { Self.knownReasons.contains($0) ? $0 : "other" } ?? "none")"
         case .errorType(let name): "error=\(name)"
         case .frameType(let name): "frame=\(name)"
+        case .stopKind(let kind): "kind=\(kind.name)"
         }
     }
 }

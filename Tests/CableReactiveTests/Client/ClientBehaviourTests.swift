@@ -75,12 +75,41 @@ struct ClientHandshakeTests {
         #expect(h.fake.connections.count == 2)
     }
 
+    @Test("a handshake that chose actioncable-unsupported stops for good, before any subscribe goes out")
+    func unsupportedProtocolStops() throws {
+        let h = try ClientHarness()
+        let room = try h.client.subscribe(["channel": "RoomChannel"])
+        h.client.connect()
+        let connection = try #require(h.fake.last)
+        #expect(connection.protocols == ["actioncable-v1-json", "actioncable-unsupported"])
+        connection.open(subprotocol: "actioncable-unsupported")
+        #expect(h.state == .stopped(reason: .unsupportedProtocol))
+        #expect(connection.closeCode == .normalClosure)
+        // Whatever that server sends next is not taken for our protocol.
+        connection.receive(#"{"type":"welcome"}"#)
+        #expect(h.state == .stopped(reason: .unsupportedProtocol))
+        #expect(connection.sent.isEmpty)
+        #expect(h.state(of: room) == .pending)
+        h.scheduler.advance(by: 120)
+        #expect(h.fake.connections.count == 1)
+    }
+
+    @Test("a handshake with no chosen subprotocol is accepted (Rails answers so when it knows none offered)")
+    func noSubprotocolIsAccepted() throws {
+        let h = try ClientHarness()
+        h.client.connect()
+        let connection = try #require(h.fake.last)
+        connection.open(subprotocol: nil)
+        connection.receive(#"{"type":"welcome"}"#)
+        #expect(h.state == .connected)
+    }
+
     @Test("a server disconnect with reconnect false stops with its reason; connect starts over")
     func stopsOnDisconnect() throws {
         let h = try ClientHarness()
         let connection = h.connected()
         connection?.receive(#"{"type":"disconnect","reason":"remote","reconnect":false}"#)
-        #expect(h.state == .stopped(reason: "remote"))
+        #expect(h.state == .stopped(reason: .server("remote")))
         #expect(connection?.isClosed == true)
         h.client.connect()
         #expect(h.state == .connecting(attempt: 0))
@@ -382,7 +411,7 @@ struct ClientHookTests {
         #expect(calls.withLock { $0 } == 1)
         h.fake.last?.open()
         h.fake.last?.receive(#"{"type":"disconnect","reason":"unauthorized","reconnect":false}"#)
-        #expect(await h.eventually { h.state == .stopped(reason: "unauthorized") })
+        #expect(await h.eventually { h.state == .stopped(reason: .unauthorized(serverReason: "unauthorized")) })
         #expect(calls.withLock { $0 } == 1)
     }
 
@@ -398,7 +427,8 @@ struct ClientHookTests {
                 return false
             })
         client.connect()
-        #expect(await client.state.first(within: 10) { $0 == .stopped(reason: "unauthorized") } != nil)
+        #expect(
+            await client.state.first(within: 10) { $0 == .stopped(reason: .unauthorized(serverReason: nil)) } != nil)
         #expect(calls.withLock { $0 } == 1)
         #expect(server.requests.map(\.status) == [401])
     }

@@ -107,10 +107,10 @@ struct ConnectionHandshakeTests {
         var h = MachineHarness()
         let id = h.welcomed()
         h.send(.serverDisconnect(id: id, reason: "remote", reconnect: false))
-        #expect(h.state == .stopped(reason: "remote"))
+        #expect(h.state == .stopped(reason: .server("remote")))
         #expect(h.send(.gate(false)).allSatisfy { if case .log = $0 { true } else { false } })
         #expect(h.send(.gate(true)).allSatisfy { if case .log = $0 { true } else { false } })
-        #expect(h.state == .stopped(reason: "remote"))
+        #expect(h.state == .stopped(reason: .server("remote")))
     }
 
     @Test("disconnect and close end everything; close is terminal and later calls only warn")
@@ -176,7 +176,7 @@ struct ConnectionBackoffTests {
             tries += 1
         }
         #expect(tries == limit + 1)
-        #expect(h.state == .stopped(reason: "max_reconnect_attempts"))
+        #expect(h.state == .stopped(reason: .attemptsExhausted))
         h.send(.connect)
         #expect(h.state == .connecting(attempt: 0))
     }
@@ -223,6 +223,62 @@ struct ConnectionBackoffTests {
 
 @Suite("ConnectionMachine: server disconnects and authorization")
 struct ServerDisconnectTests {
+    @Test("actioncable-unsupported stops for good, closes the transport and logs the kind at WARN")
+    func unsupportedProtocolStops() {
+        var h = MachineHarness(maxReconnectAttempts: nil)
+        let id = h.start()
+        let actions = h.send(.unsupportedProtocol(id: id))
+        #expect(h.state == .stopped(reason: .unsupportedProtocol))
+        #expect(actions.contains(.closeTransport(id: id)))
+        #expect(actions.contains(.cancelTimer(.watchdog)))
+        #expect(MachineHarness.delays(actions, .backoff).isEmpty)
+        let warnings = actions.compactMap { action -> String? in
+            guard case .log(let event) = action, event.level == .warn else { return nil }
+            return event.render(host: "h")
+        }
+        #expect(warnings == ["stopped host=h kind=unsupported_protocol"])
+        // Stale events of that attempt change nothing; connect() starts over at attempt 0.
+        #expect(h.send(.welcome(id: id)).isEmpty)
+        h.send(.connect)
+        #expect(h.state == .connecting(attempt: 0))
+    }
+
+    @Test("an unsupported protocol from a replaced attempt is ignored")
+    func staleUnsupportedProtocol() {
+        var h = MachineHarness()
+        let first = h.start()
+        h.send(.transportClosed(id: first, unauthorized: false))
+        h.fireBackoff()
+        #expect(h.prepareAndOpen() != first)
+        #expect(h.send(.unsupportedProtocol(id: first)).isEmpty)
+        #expect(h.state == .connecting(attempt: 1))
+    }
+
+    @Test("a server reason that spells a client reason stays the server's")
+    func serverReasonIsNotClientReason() {
+        var h = MachineHarness()
+        let id = h.welcomed()
+        h.send(.serverDisconnect(id: id, reason: "max_reconnect_attempts", reconnect: false))
+        #expect(h.state == .stopped(reason: .server("max_reconnect_attempts")))
+        #expect(h.state != .stopped(reason: .attemptsExhausted))
+        #expect(
+            CableStopReason.server("max_reconnect_attempts").description
+                == #"server_disconnect("max_reconnect_attempts")"#)
+        #expect(CableStopReason.attemptsExhausted.description == "attempts_exhausted")
+    }
+
+    @Test("every stop is logged at WARN with its kind and never the server's text")
+    func stopsAreWarnings() {
+        var h = MachineHarness()
+        let id = h.welcomed()
+        let actions = h.send(.serverDisconnect(id: id, reason: "secret-\u{1F512}", reconnect: false))
+        let lines = actions.compactMap { action -> String? in
+            guard case .log(let event) = action, event.level == .warn else { return nil }
+            return event.render(host: "h")
+        }
+        #expect(lines == ["stopped host=h kind=server_disconnect"])
+    }
+
     @Test("reconnect true reconnects with backoff; false or missing stops with the reason")
     func reconnectFlag() {
         var h = MachineHarness()
@@ -232,11 +288,11 @@ struct ServerDisconnectTests {
         h.fireBackoff()
         id = h.welcomed()
         h.send(.serverDisconnect(id: id, reason: nil, reconnect: nil))
-        #expect(h.state == .stopped(reason: nil))
+        #expect(h.state == .stopped(reason: .server(nil)))
         h.send(.connect)
         id = h.welcomed()
         h.send(.serverDisconnect(id: id, reason: "remote", reconnect: false))
-        #expect(h.state == .stopped(reason: "remote"))
+        #expect(h.state == .stopped(reason: .server("remote")))
     }
 
     @Test("unauthorized with a refreshing handler reconnects at once at the same attempt, uncounted")
@@ -261,7 +317,7 @@ struct ServerDisconnectTests {
         h.send(.serverDisconnect(id: id, reason: "token_expired", reconnect: false))
         guard case .refreshing(let hook, _) = h.phase else { return recordFailure("not refreshing") }
         h.send(.unauthorizedAnswered(id: hook, refreshed: false))
-        #expect(h.state == .stopped(reason: "token_expired"))
+        #expect(h.state == .stopped(reason: .unauthorized(serverReason: "token_expired")))
         h.send(.connect)
         #expect(h.state == .connecting(attempt: 0))
     }
@@ -281,7 +337,7 @@ struct ServerDisconnectTests {
         limited.send(.serverDisconnect(id: id, reason: "unauthorized", reconnect: false))
         guard case .refreshing(let hook2, _) = limited.phase else { return recordFailure("not refreshing") }
         limited.send(.unauthorizedAnswered(id: hook2, refreshed: nil))
-        #expect(limited.state == .stopped(reason: "max_reconnect_attempts"))
+        #expect(limited.state == .stopped(reason: .attemptsExhausted))
     }
 
     @Test("a handler that never answers times out after staleTimeout as a failed attempt")
@@ -306,7 +362,7 @@ struct ServerDisconnectTests {
         id = h.prepareAndOpen()
         let second = h.send(.serverDisconnect(id: id, reason: "unauthorized", reconnect: false))
         #expect(!second.contains { if case .callUnauthorized = $0 { true } else { false } })
-        #expect(h.state == .stopped(reason: "unauthorized"))
+        #expect(h.state == .stopped(reason: .unauthorized(serverReason: "unauthorized")))
     }
 
     @Test("an unhealthy welcomed session between unauthorizeds still stops; a healthy one resets the streak")
@@ -324,7 +380,7 @@ struct ServerDisconnectTests {
             id = h.prepareAndOpen()
             h.send(.serverDisconnect(id: id, reason: "unauthorized", reconnect: false))
             if stops {
-                #expect(h.state == .stopped(reason: "unauthorized"))
+                #expect(h.state == .stopped(reason: .unauthorized(serverReason: "unauthorized")))
             } else {
                 guard case .refreshing = h.phase else { return recordFailure("expected a second refresh") }
             }
