@@ -39,6 +39,20 @@ extension LocalCableServer {
         core.perform(.stall(target))
     }
 
+    /// Fault: reads the target's connections at most `bytesPerSecond` bytes a second (`nil` lifts the limit),
+    /// like a client on a slow uplink. What the client sends piles up on its side while the server's pings,
+    /// broadcasts and replies still go out at full speed. The socket's receive buffer is also fixed at 64 KiB
+    /// (the kernel would grow it to megabytes), so the backlog reaches the client soon. Applies to the target's
+    /// connections open now; connections accepted later are read at full speed.
+    ///
+    /// ```swift
+    /// server.throttleReading(bytesPerSecond: 64 << 10)  // a 64 KiB/s uplink
+    /// ```
+    public func throttleReading(_ target: Target = .all, bytesPerSecond: Int?) {
+        precondition(bytesPerSecond.map { $0 > 0 } ?? true, "API misuse: bytesPerSecond must be positive")
+        core.perform(.throttleReading(target, bytesPerSecond: bytesPerSecond))
+    }
+
     /// Sends the welcome now to the target's open connections that have not had it (see ``welcome``), then
     /// runs the commands they sent meanwhile.
     public func sendWelcome(_ target: Target = .all) {

@@ -58,6 +58,8 @@ import Signals
 /// - ``drop(_:)``: close the TCP socket without a close frame (the client sees 1006 and reconnects).
 /// - ``stall(_:)``: stop reading and writing, keep the socket open (a black hole; the client's stale timeout
 ///   must notice). A stalled socket stays open until ``drop(_:)`` or ``stop()``.
+/// - ``throttleReading(_:bytesPerSecond:)``: read a connection at most that many bytes a second (a slow
+///   uplink): what the client sends backs up on its side while pings and broadcasts still reach it.
 /// - ``refuseConnections()``: close the listening socket, so new connections are refused at the TCP level
 ///   (`ECONNREFUSED`), as when no server runs; open connections stay. ``acceptConnections()`` listens again on
 ///   the same port.

@@ -36,6 +36,11 @@ final class ServerConnection {
     private let maxOutboundBytes: Int
     /// Whether `shutdown(SHUT_WR)` was done (finishing).
     private var halfClosed = false
+    /// The read throttle (``LocalCableServer/throttleReading(_:bytesPerSecond:)``): a token bucket of bytes
+    /// that refills at `rate` a second and holds at most a tenth of a second's worth.
+    private var throttle: (rate: Int, tokens: Double, refilledAt: UInt64)?
+    /// While throttled and out of tokens: when reading resumes (the loop's poll wakes up then).
+    private(set) var readResumesAt: UInt64?
 
     /// When the welcome is due (a delayed welcome), and whether it was sent.
     var welcomeAt: UInt64?
@@ -65,10 +70,53 @@ final class ServerConnection {
         switch phase {
         case .stalled, .closed: return nil
         case .handshake, .open, .closing, .finishing:
-            var events = Socket.pollIn
+            var events = readResumesAt == nil ? Socket.pollIn : 0
             if hasOutput { events |= Socket.pollOut }
             return events
         }
+    }
+
+    /// Limits reads to `bytesPerSecond` (`nil`: no limit), and shrinks the socket's receive buffer while limited.
+    func throttleReading(bytesPerSecond rate: Int?, now: UInt64) {
+        guard let rate else {
+            throttle = nil
+            readResumesAt = nil
+            return
+        }
+        throttle = (rate, Double(max(1, rate / 10)), now)
+        readResumesAt = nil
+        Socket.setReceiveBuffer(fd, bytes: 64 << 10)
+    }
+
+    /// How many bytes may be read now, at most `buffer`; 0 (and a ``readResumesAt``) when the throttle's bucket
+    /// is empty.
+    func readAllowance(now: UInt64, buffer: Int) -> Int {
+        guard var throttle else { return buffer }
+        let burst = Double(max(1, throttle.rate / 10))
+        let elapsed = Double(now &- throttle.refilledAt) / 1e9
+        throttle.tokens = min(burst, throttle.tokens + elapsed * Double(throttle.rate))
+        throttle.refilledAt = now
+        self.throttle = throttle
+        guard throttle.tokens >= 1 else {
+            let wait = (1 - throttle.tokens) / Double(throttle.rate)
+            readResumesAt = now + max(1_000_000, UInt64(wait * 1e9))
+            return 0
+        }
+        readResumesAt = nil
+        return min(buffer, Int(throttle.tokens))
+    }
+
+    /// Polls for input again once ``readResumesAt`` has passed; the next read refills the bucket.
+    func resumeReading() {
+        readResumesAt = nil
+    }
+
+    /// Takes `count` read bytes from the throttle's bucket; the next read waits once it is empty.
+    func didRead(_ count: Int) {
+        guard var throttle else { return }
+        throttle.tokens -= Double(count)
+        self.throttle = throttle
+        if throttle.tokens < 1 { _ = readAllowance(now: Socket.now(), buffer: 0) }
     }
 
     /// Queues `bytes`. Returns `false`, queueing nothing, when that would pass ``Options/maxOutboundBytes``:

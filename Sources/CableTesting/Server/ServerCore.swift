@@ -18,6 +18,7 @@ enum ServerCommand: Sendable {
     case disconnect(LocalCableServer.Target, reason: String?, reconnect: Bool)
     case drop(LocalCableServer.Target)
     case stall(LocalCableServer.Target)
+    case throttleReading(LocalCableServer.Target, bytesPerSecond: Int?)
     case welcome(LocalCableServer.Target)
     /// Close the listening socket.
     case refuse

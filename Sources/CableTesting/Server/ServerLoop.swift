@@ -82,7 +82,7 @@ final class ServerLoop {
     private func pollTimeout() -> Int32 {
         var soonest = [nextPing, acceptPausedUntil].compactMap { $0 }.min()
         for connection in connections where connection.phase != .stalled {
-            for deadline in [connection.deadline, connection.welcomeAt].compactMap({ $0 }) {
+            for deadline in [connection.deadline, connection.welcomeAt, connection.readResumesAt].compactMap({ $0 }) {
                 soonest = min(soonest ?? deadline, deadline)
             }
         }
@@ -115,9 +115,14 @@ final class ServerLoop {
     /// Reads what `poll` reported ready; writing waits for the end of the turn.
     private func service(_ connection: ServerConnection, events: Int16) {
         guard events & (Socket.pollIn | Socket.pollFailure) != 0, connection.phase != .closed else { return }
-        let result = readBuffer.withUnsafeMutableBytes { Socket.read(connection.fd, into: $0) }
+        let limit = connection.readAllowance(now: Socket.now(), buffer: readBuffer.count)
+        guard limit > 0 else { return }
+        let result = readBuffer.withUnsafeMutableBytes { buffer in
+            Socket.read(connection.fd, into: UnsafeMutableRawBufferPointer(rebasing: buffer[0..<limit]))
+        }
         switch result {
         case .done(let count):
+            connection.didRead(count)
             received(readBuffer[0..<count], on: connection)
         case .wouldBlock:
             break
@@ -139,6 +144,7 @@ final class ServerLoop {
             if let due = connection.welcomeAt, due <= now, connection.phase == .open {
                 sendWelcome(connection)
             }
+            if let resume = connection.readResumesAt, resume <= now { connection.resumeReading() }
         }
         if let due = nextPing, due <= now, let interval = options.pingInterval {
             nextPing = now + nanoseconds(interval)
@@ -177,6 +183,10 @@ final class ServerLoop {
                 connection.phase = .stalled
                 connection.deadline = nil
                 connection.welcomeAt = nil
+            }
+        case .throttleReading(let target, let rate):
+            for connection in connections where target.matches(connection.id) && connection.phase != .closed {
+                connection.throttleReading(bytesPerSecond: rate, now: Socket.now())
             }
         case .welcome(let target):
             for connection in connections where target.matches(connection.id) && connection.phase == .open {

@@ -152,6 +152,12 @@ enum Socket {
     }
 
     /// Half-closes: no more bytes from us; the peer reads end-of-stream after what we sent.
+    /// Sets `SO_RCVBUF` (the kernel doubles it and applies its minimum); best effort.
+    static func setReceiveBuffer(_ fd: Int32, bytes: Int32) {
+        var size = bytes
+        _ = setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &size, socklen_t(MemoryLayout<Int32>.size))
+    }
+
     static func shutdownWrite(_ fd: Int32) {
         #if canImport(Darwin)
             _ = shutdown(fd, SHUT_WR)

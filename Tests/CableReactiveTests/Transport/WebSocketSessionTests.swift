@@ -84,6 +84,50 @@
             #expect(session.outcome == nil)
         }
 
+        @Test("while pongs are held, only the newest ping is answered, once released", arguments: Feeding.all)
+        func holdsPongs(feeding: Feeding) {
+            var session = Self.makeSession()
+            session.holdsPongs = true
+            // Three pings ("a", "bb", "ccc") and a text between them: the text is delivered, no pong is written.
+            let pings: [UInt8] =
+                [0x89, 0x01, 0x61, 0x81, 0x02, 0x68, 0x69, 0x89, 0x02, 0x62, 0x62, 0x89, 0x03]
+                + Array("ccc".utf8)
+            let (texts, sent, held) = Self.run(pings, feeding: feeding, session: session)
+            #expect(texts == ["hi"])
+            #expect(sent.isEmpty)
+            session = held
+            session.holdsPongs = false
+            var output: [UInt8] = []
+            session.releaseHeldPong(into: &output)
+            #expect(output == [0x8A, 0x83] + Self.key + mask(Array("ccc".utf8), key: Self.key))
+            output.removeAll()
+            session.releaseHeldPong(into: &output)
+            #expect(output.isEmpty)
+            // Not holding: each ping is answered at once, as before.
+            let (_, answered, _) = Self.run([0x89, 0x00, 0x89, 0x00], feeding: feeding, session: session)
+            #expect(answered == ([0x8A, 0x80] + Self.key) + ([0x8A, 0x80] + Self.key))
+        }
+
+        @Test("a held pong is dropped once a close frame was received or sent")
+        func heldPongAfterClose() {
+            var session = Self.makeSession()
+            session.holdsPongs = true
+            var (_, sent, held) = Self.run([0x89, 0x01, 0x61, 0x88, 0x00], session: session)
+            #expect(sent == [0x88, 0x80] + Self.key)  // the close reply only
+            var output: [UInt8] = []
+            held.releaseHeldPong(into: &output)
+            #expect(output.isEmpty)
+
+            session = Self.makeSession()
+            session.holdsPongs = true
+            (_, sent, held) = Self.run([0x89, 0x01, 0x61], session: session)
+            #expect(sent.isEmpty)
+            held.close(code: .normalClosure, reason: "", output: &output)
+            output.removeAll()
+            held.releaseHeldPong(into: &output)
+            #expect(output.isEmpty)
+        }
+
         @Test("accepts a character split across fragments", arguments: Feeding.all)
         func acceptsSplitCharacter(feeding: Feeding) {
             // "é" is C3 A9: the first fragment ends mid-character, which is fine until the message ends.

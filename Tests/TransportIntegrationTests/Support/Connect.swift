@@ -36,3 +36,15 @@
         }
     }
 #endif
+
+#if os(Linux)
+    import Foundation
+
+    /// Runs blocking work (waits on sockets or child processes) on a thread of its own, so a long wait does not
+    /// hold one of the few cooperative threads that every other suite's tasks run on.
+    func offPool<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
+        try await withCheckedThrowingContinuation { continuation in
+            Thread { continuation.resume(with: Result { try body() }) }.start()
+        }
+    }
+#endif

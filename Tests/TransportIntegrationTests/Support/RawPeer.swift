@@ -13,7 +13,14 @@
         nonisolated(unsafe) private var finished = false
         nonisolated(unsafe) private var requestHead = ""
 
-        init(respond: @escaping @Sendable (_ key: String) -> [UInt8]) throws {
+        /// - Parameters:
+        ///   - respond: the bytes to answer the upgrade request with, for its key.
+        ///   - script: runs on the peer's thread after the answer is sent and before anything more is read,
+        ///     with the blocking socket (to send more, or to not read for a while).
+        init(
+            respond: @escaping @Sendable (_ key: String) -> [UInt8],
+            then script: (@Sendable (_ fd: Int32) -> Void)? = nil
+        ) throws {
             let listener = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
             var address = sockaddr_in()
             address.sin_family = sa_family_t(AF_INET)
@@ -31,11 +38,13 @@
             }
             port = Int(UInt16(bigEndian: address.sin_port))
             Thread { [self] in
-                serve(listener: listener, respond: respond)
+                serve(listener: listener, respond: respond, script: script)
             }.start()
         }
 
-        private func serve(listener: Int32, respond: @Sendable (String) -> [UInt8]) {
+        private func serve(
+            listener: Int32, respond: @Sendable (String) -> [UInt8], script: (@Sendable (Int32) -> Void)?
+        ) {
             let fd = accept(listener, nil, nil)
             close(listener)
             defer {
@@ -70,6 +79,7 @@
                 keyLine.map { $0.dropFirst("sec-websocket-key:".count).trimmingCharacters(in: .whitespaces) } ?? ""
             let response = respond(key)
             _ = response.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+            script?(fd)
             record(rest)
             while true {
                 let count = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
@@ -95,6 +105,20 @@
                 if !condition.wait(until: deadline) { break }
             }
             return received
+        }
+
+        /// Waits until the client has sent `pattern` (after the upgrade request) or `timeout` passes.
+        func waitForBytes(_ pattern: [UInt8], timeout: Double = 10) -> Bool {
+            let deadline = Date(timeIntervalSinceNow: timeout)
+            condition.lock()
+            defer { condition.unlock() }
+            var searched = 0
+            while true {
+                let start = max(0, searched - pattern.count)
+                if received[start...].firstRange(of: pattern) != nil { return true }
+                searched = received.count
+                if finished || !condition.wait(until: deadline) { return false }
+            }
         }
 
         /// The upgrade request the client sent, once the connection has ended.

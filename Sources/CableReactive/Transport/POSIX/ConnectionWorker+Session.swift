@@ -6,10 +6,11 @@
     #endif
 
     extension ConnectionWorker {
-        /// Queued outbound bytes above which no more caller messages are taken from the queue and no
-        /// more input is read, so a peer that does not read makes `send` return `false` (and cannot
-        /// grow our memory with pings) instead of growing memory.
-        private static let outboundHighWater = 1 << 20
+        /// Unsent bytes above which pongs are held (only the newest is kept) until the socket takes more: a peer
+        /// that pings but does not read cannot grow the queue. Reading never stops, so pings, data and close
+        /// frames keep arriving (and the client's stale watchdog keeps seeing them) however slow the uplink.
+        /// What callers may queue is bounded by ``SocketTransport/Options-swift.struct/maxPendingSendBytes``.
+        private static let pongHighWater = 64 << 10
 
         /// The open connection: marks it open, delivers `.opened`, then pumps frames until the
         /// session ends. Returns how it ended.
@@ -39,8 +40,7 @@
             var closeDeadline: Deadline?
             do {
                 while session.outcome == nil {
-                    let commands = connection.takeCommands(
-                        includeMessages: stream.pendingOutput < Self.outboundHighWater)
+                    let commands = connection.takeCommands(unsentBytes: stream.pendingOutput)
                     for message in commands.messages { session.send(text: message, output: &output) }
                     if let close = commands.close, closeDeadline == nil {
                         session.close(code: close.code, reason: close.reason, output: &output)
@@ -49,17 +49,18 @@
                     try stream.queue(output)
                     output.removeAll(keepingCapacity: true)
                     try stream.flush()
+                    session.holdsPongs = stream.pendingOutput >= Self.pongHighWater
+                    if !session.holdsPongs {
+                        session.releaseHeldPong(into: &output)
+                        try stream.queue(output)
+                        output.removeAll(keepingCapacity: true)
+                    }
                     if let closeDeadline, closeDeadline.hasPassed {
                         session.connectionLost(WebSocketError(.timeout, detail: "no close frame from the peer"))
                         break
                     }
-                    // While a peer does not read what we owe it (pongs, a close), stop reading too:
-                    // TCP flow control then stops its pings, and our outbound queue stays bounded.
                     let readiness = try stream.wait(
-                        read: stream.pendingOutput < Self.outboundHighWater,
-                        write: stream.pendingOutput > 0,
-                        deadline: closeDeadline
-                    )
+                        read: true, write: stream.pendingOutput > 0, deadline: closeDeadline)
                     if readiness.woken { connection.drainWake() }
                     if readiness.writable { try stream.flush() }
                     if readiness.readable {

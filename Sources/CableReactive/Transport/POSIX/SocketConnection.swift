@@ -28,7 +28,11 @@
         struct Shared {
             var phase = Phase.connecting
             var messages: [[UInt8]] = []
+            /// The text bytes in `messages`.
             var pendingBytes = 0
+            /// Bytes the I/O thread holds that the socket has not accepted yet, as of its last report (frames,
+            /// and TLS records under TLS), plus the text it has taken since.
+            var unsentBytes = 0
             var closeRequest: (code: WebSocketCloseCode, reason: String)?
             /// The wake pipe; -1 once the I/O thread has closed it.
             var wakeRead: Int32 = -1
@@ -61,11 +65,13 @@
         /// The read end of the wake pipe. Only the I/O thread reads it, and only it closes it.
         var wakeReadFD: Int32 { shared.withLock { $0.wakeRead } }
 
+        /// Queues `text` unless the connection is not open, a close was requested, or the bytes waiting to be
+        /// sent (queued text plus what the socket has not accepted yet) would pass `maxPendingBytes`.
         func send(text: String) -> Bool {
             let bytes = Array(text.utf8)
             return shared.withLock { state in
                 guard state.phase == .open, state.closeRequest == nil,
-                    bytes.count <= maxPendingBytes - state.pendingBytes
+                    bytes.count <= maxPendingBytes - state.pendingBytes - state.unsentBytes
                 else { return false }
                 state.messages.append(bytes)
                 state.pendingBytes += bytes.count
@@ -102,7 +108,7 @@
         /// Empties the wake socket and clears the "signalled" flag, atomically under the lock:
         /// senders write only under the same lock, so a byte is never drained after the flag was
         /// cleared for it (which would leave the flag set with an empty socket, and no one to wake
-        /// the loop again). Call before ``takeCommands(includeMessages:)``.
+        /// the loop again). Call before ``takeCommands(unsentBytes:)``.
         func drainWake() {
             shared.withLock { state in
                 var scratch = (UInt64(0), UInt64(0), UInt64(0), UInt64(0))
@@ -111,17 +117,17 @@
             }
         }
 
-        /// Takes queued messages (unless `includeMessages` is false and no close is pending, so a slow
-        /// socket pushes back on senders) and the close request once no message is left before it.
-        func takeCommands(includeMessages: Bool) -> Commands {
+        /// Takes the queued messages and the close request, and records that `unsentBytes` bytes are still
+        /// waiting for the socket (the stream's queue after the I/O thread's last flush). The taken text counts
+        /// as unsent until the next report, so senders are never told there is more room than there is.
+        func takeCommands(unsentBytes: Int) -> Commands {
             shared.withLock { state in
                 var commands = Commands()
-                if includeMessages || state.closeRequest != nil {
-                    commands.messages = state.messages
-                    state.messages = []
-                    state.pendingBytes = 0
-                }
-                if state.messages.isEmpty { commands.close = state.closeRequest }
+                commands.messages = state.messages
+                commands.close = state.closeRequest
+                state.messages = []
+                state.unsentBytes = unsentBytes + state.pendingBytes
+                state.pendingBytes = 0
                 return commands
             }
         }
@@ -133,6 +139,7 @@
                 state.phase = .closed
                 state.messages = []
                 state.pendingBytes = 0
+                state.unsentBytes = 0
                 Syscall.close(state.wakeRead)
                 Syscall.close(state.wakeWrite)
                 state.wakeRead = -1

@@ -61,9 +61,10 @@
                     try Syscall.send(fd, UnsafeRawBufferPointer(rebasing: buffer[start...]))
                 }
                 guard let sent, sent > 0 else {
-                    // Drop the sent prefix now and then, or a peer that always lags a little would let
-                    // it grow for ever while `pendingOutput` stays small.
-                    if outboundStart >= 1 << 16 {
+                    // Drop the sent prefix once it is at least half the buffer (amortized O(1) per byte), or
+                    // a peer that always lags a little would let it grow for ever while `pendingOutput` stays
+                    // small.
+                    if outboundStart >= 1 << 16 && outboundStart >= outbound.count / 2 {
                         outbound.removeSubrange(0..<outboundStart)
                         outboundStart = 0
                     }

@@ -68,9 +68,11 @@
             /// The largest message accepted, summed over its fragments and measured after inflating;
             /// bigger closes with 1009. Default 1 MiB: Action Cable messages are a few KiB.
             public var maxMessageSize: Int
-            /// The most bytes of text `send` may queue before the I/O thread takes them; beyond
-            /// that `send` returns `false` (so no single message can be larger). Default 8 MiB;
-            /// at most 4 GiB.
+            /// The most bytes that may wait to be sent: text that `send` queued plus the frames the socket has
+            /// not accepted yet (TLS records under TLS). A `send` that would pass it returns `false` (so no
+            /// single message can be larger); once the peer takes more, `send` succeeds again. Reading goes on
+            /// meanwhile, so a slow uplink never stops pings, data or close frames from arriving. Default
+            /// 8 MiB; at most 4 GiB.
             public var maxPendingSendBytes: Int
             /// A PEM file of extra trusted CA certificates, used in addition to the system store
             /// (for a private CA or a test server). Default `nil`.

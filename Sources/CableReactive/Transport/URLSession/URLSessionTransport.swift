@@ -26,10 +26,15 @@ import Signals
 public struct URLSessionTransport: WebSocketTransport {
     /// The largest message accepted (`URLSessionWebSocketTask.maximumMessageSize`). Default 1 MiB.
     public var maximumMessageSize: Int
+    /// The most bytes of text that may wait to be sent (handed to `send` and not yet reported written by the
+    /// task). A `send` that would pass it returns `false`; once the task has written more, `send` succeeds
+    /// again. Default 8 MiB, as ``SocketTransport``'s.
+    public var maxPendingSendBytes: Int
 
-    /// Creates a transport; see ``maximumMessageSize``.
-    public init(maximumMessageSize: Int = 1 << 20) {
+    /// Creates a transport; see ``maximumMessageSize`` and ``maxPendingSendBytes``.
+    public init(maximumMessageSize: Int = 1 << 20, maxPendingSendBytes: Int = 8 << 20) {
         self.maximumMessageSize = maximumMessageSize
+        self.maxPendingSendBytes = maxPendingSendBytes
     }
 
     /// Starts the task and returns at once; events follow on the connection's delegate queue.
@@ -42,7 +47,7 @@ public struct URLSessionTransport: WebSocketTransport {
         if !protocols.isEmpty {
             request.setValue(protocols.joined(separator: ", "), forHTTPHeaderField: "Sec-WebSocket-Protocol")
         }
-        let connection = URLSessionConnection(handler: handler)
+        let connection = URLSessionConnection(maxPendingSendBytes: maxPendingSendBytes, handler: handler)
         connection.start(request: request, maximumMessageSize: maximumMessageSize)
         return connection
     }
@@ -58,15 +63,19 @@ final class URLSessionConnection: NSObject, WebSocketConnection, URLSessionWebSo
         var isClosed = false
         var closeRequest: (code: WebSocketCloseCode, reason: String)?
         var handler: (@Sendable (WebSocketEvent) -> Void)?
+        /// Text bytes handed to the task whose send has not completed.
+        var unsentBytes = 0
     }
 
     private let state: Locked<State>
+    private let maxPendingSendBytes: Int
     private let queue: OperationQueue
     private var session: URLSession?
     private var task: URLSessionWebSocketTask?
 
-    init(handler: @escaping @Sendable (WebSocketEvent) -> Void) {
+    init(maxPendingSendBytes: Int, handler: @escaping @Sendable (WebSocketEvent) -> Void) {
         state = Locked(State(handler: handler))
+        self.maxPendingSendBytes = maxPendingSendBytes
         queue = OperationQueue()
         queue.maxConcurrentOperationCount = 1
         queue.name = "CableReactive.URLSessionTransport"
@@ -82,10 +91,18 @@ final class URLSessionConnection: NSObject, WebSocketConnection, URLSessionWebSo
     }
 
     func send(text: String) -> Bool {
-        let open = state.withLock { $0.isOpen && !$0.isClosed && $0.closeRequest == nil }
-        guard open, let task else { return false }
-        task.send(.string(text)) { _ in
+        let count = text.utf8.count
+        let admitted = state.withLock { state -> Bool in
+            guard state.isOpen, !state.isClosed, state.closeRequest == nil,
+                count <= maxPendingSendBytes - state.unsentBytes
+            else { return false }
+            state.unsentBytes += count
+            return true
+        }
+        guard admitted, let task else { return false }
+        task.send(.string(text)) { [state] _ in
             // A failed send also fails the task; the close is reported from there.
+            state.withLock { $0.unsentBytes -= count }
         }
         return true
     }

@@ -20,6 +20,14 @@
         private var assembler: MessageAssembler
         private let deflater: MessageDeflater?
         private var random: any RandomNumberGenerator
+        /// The pong owed for the newest ping while ``holdsPongs`` is set.
+        private var heldPong: [UInt8]?
+
+        /// While set, a ping's pong is kept instead of written to `output`, and only the newest one is kept
+        /// (RFC 6455 §5.5.3 allows answering just the most recent ping). The socket layer sets it while the
+        /// peer is not taking what we send, so a peer that pings but does not read cannot grow our outbound
+        /// queue, and reading never has to stop. ``releaseHeldPong(into:)`` writes the kept pong.
+        package var holdsPongs = false
 
         /// - Parameters:
         ///   - maxFrameSize: the largest frame payload accepted (larger: close 1009).
@@ -87,7 +95,11 @@
                         try decodeText(payload, compressed: compressed).withUnsafeBufferPointer(onText)
                     case .ping(let payload):
                         guard case .open = phase else { continue }
-                        encode(.pong, Array(payload), into: &output)
+                        if holdsPongs {
+                            heldPong = Array(payload)
+                        } else {
+                            encode(.pong, Array(payload), into: &output)
+                        }
                     case .pong:
                         continue
                     case .close(let peer):
@@ -97,6 +109,14 @@
                     fail(error, output: &output)
                 }
             }
+        }
+
+        /// Writes the pong kept while ``holdsPongs`` was set, if any, unless a close frame was sent or received.
+        package mutating func releaseHeldPong(into output: inout [UInt8]) {
+            guard let payload = heldPong else { return }
+            heldPong = nil
+            guard isOpen else { return }
+            encode(.pong, payload, into: &output)
         }
 
         /// The hot path: delivers the complete, unfragmented, uncompressed, unmasked text frames at the
