@@ -33,10 +33,11 @@ let package = Package(
         // LocalCableServer against the real client, raw sockets and hostile bytes; SHA-1 vectors.
         .testTarget(name: "CableTestingTests", dependencies: ["CableReactive", "CableTesting", "Signals"]),
         // Runs SocketTransport against a real, independent peer (Python `websockets`, see
-        // Tests/Fixtures/wspeer); needs the venv from Scripts/install-deps and the `openssl` CLI.
+        // Tests/Fixtures/wspeer), raw peers, LocalCableServer for slow uplinks, and child processes; needs the venv
+        // from Scripts/install-deps and the `openssl` CLI.
         .testTarget(
             name: "TransportIntegrationTests",
-            dependencies: ["CableReactive", "Signals", "exit-during-connect"],
+            dependencies: ["CableReactive", "CableTesting", "Signals", "exit-during-connect"],
             exclude: ["README.md"]
         ),
         // A child process of TransportIntegrationTests: exits while TLS connections are being set up.
