@@ -11,6 +11,7 @@ extension LocalCableServer {
     /// | ``pingInterval`` | 3 s | seconds between pings to welcomed connections; `nil` sends none |
     /// | ``welcome`` | `.immediately` | when new connections get their welcome |
     /// | ``includesSessionID`` | false | adds `"sid"` (the connection's number) to the welcome |
+    /// | ``identifierSpelling`` | `nil` | echo identifiers byte for byte (Rails), or re-encode them like a parsing server |
     /// | ``maxRequestHeadSize`` | 16 KiB | a larger upgrade request gets 431 |
     /// | ``maxMessageSize`` | 1 MiB | a larger frame or message is closed with 1009 |
     /// | ``maxOutboundBytes`` | 16 MiB | a connection that lets more pile up unsent is dropped |
@@ -43,6 +44,17 @@ extension LocalCableServer {
         public var welcome = WelcomePolicy.immediately
         /// Whether the welcome carries `"sid"`, the connection's number as a string (as AnyCable sends a session id).
         public var includesSessionID = false
+        /// How the server writes identifiers back in confirmations, rejections and messages. `nil` (the default)
+        /// echoes each one byte for byte, as Rails and AnyCable do. A spelling makes the server behave like one
+        /// that parses identifiers and encodes them again, so an app can test that its client still routes them:
+        ///
+        /// ```swift
+        /// options.identifierSpelling = [.escapedNonASCII, .escapedSlash, .spaced, .reversedKeys]
+        /// ```
+        ///
+        /// The server still knows each subscription by the identifier the client sent (``ConnectionInfo``,
+        /// ``LocalCableServer/broadcast(_:to:)``); only what it writes changes.
+        public var identifierSpelling: IdentifierSpelling?
         /// The largest upgrade request head, in bytes.
         public var maxRequestHeadSize = 16_384
         /// The largest frame and the largest message a client may send, in bytes (125 to 1 GiB).

@@ -64,6 +64,8 @@ import Signals
 ///   (`ECONNREFUSED`), as when no server runs; open connections stay. ``acceptConnections()`` listens again on
 ///   the same port.
 /// - ``welcome`` `= .after(seconds)` or `.never`: a slow or missing welcome; ``sendWelcome(_:)`` sends it.
+/// - ``Options/identifierSpelling``: write identifiers back in another JSON spelling, like a server that parses
+///   and re-encodes them.
 ///
 /// ## Observing and waiting
 ///

@@ -204,7 +204,8 @@ extension ServerLoop {
                 return runCommands()
             }
             send(
-                JSONValue.object(["identifier": .string(identifier), "type": .string(type)]).description, to: connection
+                JSONValue.object(["identifier": .string(spelled(identifier)), "type": .string(type)]).description,
+                to: connection
             )
         case "unsubscribe":
             if let index { connection.subscriptions.remove(at: index) }

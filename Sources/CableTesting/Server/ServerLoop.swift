@@ -168,7 +168,7 @@ final class ServerLoop {
         switch command {
         case .transmit(let id, let identifier, let message):
             for connection in connections where connection.id == id && connection.phase == .open {
-                send(Self.envelope(identifier, message), to: connection)
+                send(Self.envelope(spelled(identifier), message), to: connection)
             }
         case .broadcast(let message, let target):
             broadcast(message, to: target)
@@ -210,7 +210,8 @@ final class ServerLoop {
                 case .identifier(let identifier): guard subscription.identifier == identifier else { continue }
                 case .matching(let matcher): guard matcher(subscription.params) else { continue }
                 }
-                let frame = frames[subscription.identifier] ?? Self.envelope(subscription.identifier, message)
+                let frame =
+                    frames[subscription.identifier] ?? Self.envelope(spelled(subscription.identifier), message)
                 frames[subscription.identifier] = frame
                 send(frame, to: connection)
             }
@@ -220,6 +221,11 @@ final class ServerLoop {
     /// Queues a text frame, dropping a connection that has let too much pile up unread.
     func send(_ text: String, to connection: ServerConnection) {
         if !connection.enqueueText(text) { connection.close() }
+    }
+
+    /// `identifier` as the server writes it back: byte for byte, or in ``LocalCableServer/Options/identifierSpelling``.
+    func spelled(_ identifier: String) -> String {
+        options.identifierSpelling?.respell(identifier) ?? identifier
     }
 
     /// `{"identifier":…,"message":…}`; a NaN or infinite number in `message` is written as `null`.
