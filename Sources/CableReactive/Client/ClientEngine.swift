@@ -343,7 +343,7 @@ final class ClientEngine: Sendable {
         case .message(let identifier, let message):
             let box = core.withLock { core -> SubscriptionBox? in
                 guard core.machine.noteFrame(id: id, now: scheduler.now) else { return nil }
-                return core.routes[identifier]
+                return core.routes.resolve(identifier)
             }
             if let box {
                 if let batch { batch.stage(message, for: box.buffer) } else { box.buffer.push(message) }
@@ -359,11 +359,14 @@ final class ClientEngine: Sendable {
         case .confirm(let identifier), .reject(let identifier):
             let logs = core.withLock { core -> [LogEvent] in
                 guard core.machine.noteFrame(id: id, now: scheduler.now) else { return [] }
+                // Our identifier for the server's spelling of it; an identifier no subscription has in any
+                // spelling stays as the server spelled it (an orphan confirmation is unsubscribed that way).
+                let known = core.routes.resolve(identifier)?.identifier ?? identifier
                 let actions: [SubscriptionRegistry.Action]
                 if case .confirm = frame {
-                    actions = core.registry.confirmed(identifier)
+                    actions = core.registry.confirmed(known)
                 } else {
-                    actions = core.registry.rejected(identifier)
+                    actions = core.registry.rejected(known)
                 }
                 for action in actions { execute(action, in: &core) }
                 defer { core.logs.removeAll() }

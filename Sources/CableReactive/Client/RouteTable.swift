@@ -15,7 +15,16 @@
 /// identifiers; a server that escapes differently (Rails writes `<`, `>` and `&` as `\u003c`, `\u003e`,
 /// `\u0026`) simply misses here, and the frame takes the full decode. Equal tokens always unescape to equal
 /// strings, so a hit is never wrong.
+///
+/// A server may also re-encode the identifier itself (other escapes, spaces, key order): ``resolve(_:)`` then
+/// finds the subscription by the identifier's canonical form and remembers that spelling as an alias, so the
+/// next frames spelled that way take the fast path too. Aliases go with their subscription's route, and there
+/// are at most ``maxAliases`` of them per subscription.
 struct RouteTable {
+    /// Spellings remembered per subscription; a server that keeps inventing new ones still routes (through
+    /// the canonical form), just without the fast path.
+    static let maxAliases = 4
+
     private struct Entry {
         var hash: UInt64
         var token: [UInt8]
@@ -23,29 +32,55 @@ struct RouteTable {
     }
 
     private var byIdentifier: [String: SubscriptionBox] = [:]
+    /// The aliases of each subscription's identifier (only for subscriptions that have any).
+    private var aliases: [String: [String]] = [:]
     /// Chained buckets indexed by the low bits of ``tokenHash(_:)`` (a power-of-two count, at least one
     /// bucket per entry), so a lookup costs one hash of the token and no `Hasher`.
     private var buckets: [[Entry]] = Array(repeating: [], count: 8)
 
     subscript(identifier: String) -> SubscriptionBox? { byIdentifier[identifier] }
 
+    /// The subscription for `identifier` as a server spelled it: by its exact text (our spelling, or an alias
+    /// seen before), else by its canonical form, in which case that spelling is remembered as an alias. The
+    /// canonical form costs a JSON parse, paid only on this miss path.
+    mutating func resolve(_ identifier: String) -> SubscriptionBox? {
+        if let box = byIdentifier[identifier] { return box }
+        guard let canonical = CableProtocol.canonicalIdentifier(identifier), let box = byIdentifier[canonical],
+            box.identifier == canonical
+        else { return nil }
+        if aliases[canonical, default: []].count < Self.maxAliases {
+            aliases[canonical, default: []].append(identifier)
+            insert(box, for: identifier)
+        }
+        return box
+    }
+
     /// Routes `identifier` to `box`, replacing any earlier route for it.
     mutating func set(_ box: SubscriptionBox, for identifier: String) {
         if byIdentifier[identifier] != nil { remove(identifier) }
+        insert(box, for: identifier)
+    }
+
+    private mutating func insert(_ box: SubscriptionBox, for identifier: String) {
         byIdentifier[identifier] = box
         let token = Self.token(for: identifier)
         let hash = token.withUnsafeBufferPointer(Self.tokenHash)
-        if byIdentifier.count > buckets.count { grow() }  // one entry per identifier
+        if byIdentifier.count > buckets.count { grow() }  // one entry per identifier or alias
         buckets[bucketIndex(hash)].append(Entry(hash: hash, token: token, box: box))
     }
 
-    /// Removes the route for `identifier` if it leads to `box`.
+    /// Removes the route for `identifier`, and its aliases, if it leads to `box`.
     mutating func remove(_ identifier: String, ifLeadingTo box: SubscriptionBox) {
         guard byIdentifier[identifier] === box else { return }
         remove(identifier)
     }
 
     private mutating func remove(_ identifier: String) {
+        for alias in aliases.removeValue(forKey: identifier) ?? [] { removeEntry(alias) }
+        removeEntry(identifier)
+    }
+
+    private mutating func removeEntry(_ identifier: String) {
         byIdentifier.removeValue(forKey: identifier)
         let token = Self.token(for: identifier)
         buckets[bucketIndex(token.withUnsafeBufferPointer(Self.tokenHash))].removeAll { $0.token == token }

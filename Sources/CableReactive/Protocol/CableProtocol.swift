@@ -193,6 +193,16 @@ package enum CableProtocol {
         }
     }
 
+    /// Our spelling of an identifier that a server sent back spelled differently: the params it holds, written as
+    /// ``identifier(for:)`` writes them. Servers that parse and re-encode identifiers (unlike Rails, which echoes
+    /// them byte for byte) write `\u00e9` for `é`, `\/` for `/`, surrogate pairs for astral characters, spaces
+    /// after `:` and `,`, or another key order; all of these give back the identifier we sent. `nil` when
+    /// `identifier` is not a JSON object with a string `"channel"`.
+    package static func canonicalIdentifier(_ identifier: String) -> String? {
+        guard let params = try? JSONValue(parsing: identifier) else { return nil }
+        return try? self.identifier(for: params)
+    }
+
     private static func command(_ name: StaticString, identifier: String) -> String {
         var writer = JSONWriter()
         writer.writeRaw(#"{"command":""#)
