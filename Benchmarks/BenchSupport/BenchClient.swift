@@ -18,7 +18,9 @@ package enum BenchClient {
     }
 
     /// Subscribes `subscriptions` identifiers `{"channel":"BenchChannel","sub":i}`, waits until all are
-    /// confirmed, starts the clock, and counts each subscription's data messages until its `{"end":true}`.
+    /// confirmed, starts the clock, and counts the data messages of every subscription's loop. The server sends
+    /// one `{"end":true}` after all of them, on the first subscription; whichever loop is ahead, the run ends
+    /// once that marker has been seen and every data message before it is counted (or counted as dropped).
     package static func run(url: URL, messages: Int, subscriptions subscriptionCount: Int) async throws -> Outcome {
         var options = CableOptions()
         // A subscription may receive its whole share before its loop starts: room for all of it (and the end
@@ -37,23 +39,89 @@ package enum BenchClient {
                 return false
             }
         }
+        let tally = Tally(expected: messages)
         let start = DispatchTime.now()
-        let count = await withTaskGroup(of: Int.self) { group in
+        await withTaskGroup(of: Void.self) { group in
             for subscription in subscriptions {
                 group.addTask {
-                    var count = 0
                     for await message in subscription.messages {
-                        if message["end"]?.boolValue == true { break }
-                        count += 1
+                        let finished =
+                            message["end"]?.boolValue == true
+                            ? tally.endSeen(dropped: { subscriptions.reduce(0) { $0 + $1.messages.droppedCount } })
+                            : tally.counted()
+                        if finished { break }
                     }
-                    return count
                 }
             }
-            return await group.reduce(0, +)
+            await tally.finished()
+            group.cancelAll()  // the other loops wait for messages that will not come
         }
         let seconds = Double(DispatchTime.now().uptimeNanoseconds - start.uptimeNanoseconds) / 1e9
         let dropped = subscriptions.reduce(0) { $0 + $1.messages.droppedCount }
-        return Outcome(count: count, seconds: seconds, dropped: dropped)
+        return Outcome(count: tally.count, seconds: seconds, dropped: dropped)
+    }
+
+    /// The count over every loop, and the end of the run: the end marker was seen, and the data messages
+    /// counted plus those dropped make up the expected number (every one of them arrived before the marker).
+    ///
+    /// `@unchecked Sendable`: every stored property is guarded by `lock`.
+    private final class Tally: @unchecked Sendable {
+        private let lock = NSLock()
+        private let expected: Int
+        private var total = 0
+        private var dropped = 0
+        private var ended = false
+        private var isFinished = false
+        private var waiter: CheckedContinuation<Void, Never>?
+
+        init(expected: Int) { self.expected = expected }
+
+        var count: Int { lock.withLock { total } }
+
+        /// One data message; returns whether the run is over.
+        func counted() -> Bool {
+            lock.lock()
+            total += 1
+            let done = ended && total + dropped >= expected
+            lock.unlock()
+            if done { finish() }
+            return done
+        }
+
+        /// The end marker; `dropped` is read once, now: nothing more can be dropped after the last message.
+        func endSeen(dropped: () -> Int) -> Bool {
+            let drops = dropped()
+            lock.lock()
+            ended = true
+            self.dropped = drops
+            let done = total + drops >= expected
+            lock.unlock()
+            if done { finish() }
+            return done
+        }
+
+        /// Returns once the run is over.
+        func finished() async {
+            await withCheckedContinuation { continuation in
+                lock.lock()
+                if isFinished {
+                    lock.unlock()
+                    continuation.resume()
+                } else {
+                    waiter = continuation
+                    lock.unlock()
+                }
+            }
+        }
+
+        private func finish() {
+            lock.lock()
+            isFinished = true
+            let waiter = self.waiter
+            self.waiter = nil
+            lock.unlock()
+            waiter?.resume()
+        }
     }
 
     /// `run` from synchronous code: blocks the calling thread until it is done; nil (logged) if it threw.

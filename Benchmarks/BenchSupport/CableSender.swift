@@ -3,10 +3,11 @@
 #if os(Linux)
     import Foundation
 
-    /// The bench workload: after every subscription is confirmed, `messages` data frames round-robin over the
-    /// subscriptions (in the order their subscribe commands arrived), then one `{"end":true}` frame on every
-    /// subscription. A client counts data messages per subscription until that subscription's end marker;
-    /// the sum of the counts must equal `messages`.
+    /// The bench workload (the side-by-side contract): after every subscription is confirmed, `messages` data
+    /// frames round-robin over the subscriptions (in the order their subscribe commands arrived), then **one**
+    /// `{"end":true}` frame, on the first subscription. A client counts data messages over all subscriptions
+    /// and stops once it has seen the end marker, whichever subscription's loop is ahead; the count must equal
+    /// `messages`.
     ///
     /// Each data frame is `{"identifier":"<id>","message":{"seq":N,"pad":"…"}}` where the `message` object
     /// is exactly `messageSize` bytes of JSON (64 by default). `seq` counts within a pre-encoded block of
@@ -82,12 +83,10 @@
                 guard sendAll(fd, serverTextFrame(Array(confirm.utf8))) else { return }
                 if seen.insert(literal).inserted { identifiers.append(literal) }
             }
-            guard sendData(workload, identifiers: identifiers, fd: fd) else { return }
-            for literal in identifiers {
-                guard sendAll(fd, serverTextFrame(Array(CableWorkload.endFrame(identifier: literal).utf8))) else {
-                    return
-                }
-            }
+            guard sendData(workload, identifiers: identifiers, fd: fd),
+                let first = identifiers.first,
+                sendAll(fd, serverTextFrame(Array(CableWorkload.endFrame(identifier: first).utf8)))
+            else { return }
             while reader.nextText() != nil {}  // until the client closes
         }
 

@@ -5,9 +5,10 @@
 //
 // Subscribes SUBS identifiers {"channel":"BenchChannel","sub":i} (i in 0..<SUBS) on one connection, through
 // the public API only (BenchClient). The clock starts once every subscription is confirmed. Each
-// subscription's loop counts the data messages it gets from `messages` until a message whose payload has
-// `"end": true`; the server sends one such end marker on every subscription after its N data messages
-// (round-robin over the subscriptions, see CableBenchServer), so the total is the sum over the loops.
+// subscription's loop counts the data messages it gets from `messages`; the server sends one message whose
+// payload has `"end": true`, on the first subscription, after all N data messages (round-robin over the
+// subscriptions, see CableBenchServer). The run ends once that marker has been seen and the N messages before
+// it are counted, whichever subscription's loop is ahead.
 // Prints exactly one line `received <count> in <seconds> s` and exits 0 when count == N and nothing was
 // dropped, 1 otherwise (2 for bad arguments).
 

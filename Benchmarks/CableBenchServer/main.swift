@@ -4,8 +4,8 @@
 //
 // Listens on 127.0.0.1 (port chosen by the kernel), prints `listening <port>`, serves one client and exits:
 // welcome, a confirm for every subscribe, then, once SUBS distinct subscriptions are confirmed, N data frames
-// round-robin over them (`message` = MESSAGE_BYTES of JSON, default 64) and one `{"end":true}` message on
-// every subscription. See `CableWorkload`.
+// round-robin over them (`message` = MESSAGE_BYTES of JSON, default 64) and one `{"end":true}` message, on the
+// first subscription. See `CableWorkload`.
 
 #if os(Linux)
     import BenchSupport
