@@ -76,6 +76,8 @@ let package = Package(
             dependencies: ["BenchSupport"],
             path: "Benchmarks/CableBenchServer"
         ),
+        // CableBench next to the official Rails JS client under node, against CableBenchServer (see its header).
+        .executableTarget(name: "SideBySideBenchmark", path: "Benchmarks/SideBySideBenchmark"),
         .executableTarget(
             name: "CableBenchmark",
             dependencies: ["BenchSupport", "CableReactive"],

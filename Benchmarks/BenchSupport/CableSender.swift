@@ -11,7 +11,7 @@
     ///
     /// Each data frame is `{"identifier":"<id>","message":{"seq":N,"pad":"…"}}` where the `message` object
     /// is exactly `messageSize` bytes of JSON (64 by default). `seq` counts within a pre-encoded block of
-    /// frames that is sent over and over, so the sender only copies bytes.
+    /// frames that is sent over and over, so the sender only copies bytes. Between blocks, a ping every 3 s.
     package struct CableWorkload: Sendable {
         package var messages: Int
         package var subscriptions: Int
@@ -103,10 +103,18 @@
                 ends.append(block.count)
             }
             var remaining = workload.messages
+            // A ping every 3 s, as Rails sends them: the Rails JS client reopens a connection that has had no
+            // ping for 6 s, however many data messages arrive meanwhile.
+            var lastPing = DispatchTime.now()
             return block.withUnsafeBytes { bytes in
                 while remaining >= ends.count {
                     guard sendAll(fd, bytes) else { return false }
                     remaining -= ends.count
+                    if DispatchTime.now().uptimeNanoseconds - lastPing.uptimeNanoseconds >= 3_000_000_000 {
+                        lastPing = .now()
+                        let ping = #"{"type":"ping","message":\#(Int(Date().timeIntervalSince1970))}"#
+                        guard sendAll(fd, serverTextFrame(Array(ping.utf8))) else { return false }
+                    }
                 }
                 guard remaining > 0 else { return true }
                 return sendAll(fd, UnsafeRawBufferPointer(rebasing: bytes[0..<ends[remaining - 1]]))

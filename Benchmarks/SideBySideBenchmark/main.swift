@@ -1,0 +1,119 @@
+// CableBench next to the official Rails JS client (@rails/actioncable under node, Benchmarks/js/cable-bench.js),
+// in the same run, against the same loopback sender (CableBenchServer), client pinned to CPU 0 and sender to
+// CPU 1: messages per second for 64 B, 512 B and 4 KiB payloads with 1 and 1,000 subscriptions, and ours ÷
+// theirs. Best of RUNS runs per cell.
+//
+//     swift build -c release --product CableBench && swift build -c release --product CableBenchServer
+//     swift run -c release SideBySideBenchmark [N] [RUNS]    (defaults: 1000000 3; N is for 64 B, scaled down
+//                                                              for bigger payloads to keep the bytes per run)
+//
+// Needs node and Debian's node-ws and ruby-actioncable (`apt-get install nodejs node-ws ruby-actioncable`).
+// Never part of `swift test`.
+
+#if os(Linux)
+    import Foundation
+
+    let arguments = CommandLine.arguments.dropFirst().compactMap { Int($0) }
+    let messages64 = arguments.first ?? 1_000_000
+    let runs = arguments.count > 1 ? arguments[1] : 3
+    let bin = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
+    let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent()
+    let script = root.appendingPathComponent("Benchmarks/js/cable-bench.js").path
+    let needed = [
+        bin.appendingPathComponent("CableBench").path, bin.appendingPathComponent("CableBenchServer").path,
+        "/usr/share/nodejs/ws/package.json",
+        "/usr/share/nodejs/@rails/actioncable/app/assets/javascripts/action_cable.js",
+    ]
+    for path in needed where !FileManager.default.fileExists(atPath: path) {
+        print("missing \(path)")
+        print("build: swift build -c release --product CableBench && swift build -c release --product CableBenchServer")
+        print("install: apt-get install nodejs node-ws ruby-actioncable")
+        exit(1)
+    }
+
+    /// Runs `command` to its end; returns its standard output.
+    func run(_ command: [String]) throws -> (output: String, status: Int32) {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = command
+        let pipe = Pipe()
+        process.standardOutput = pipe
+        try process.run()
+        let data = pipe.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return (String(decoding: data, as: UTF8.self), process.terminationStatus)
+    }
+
+    /// One run of `client` (a command before its URL N SUBS arguments): the sender on CPU 1, the client on
+    /// CPU 0. Returns messages per second, or nil when the client failed.
+    func measure(client: [String], messages: Int, subscriptions: Int, size: Int) throws -> Double? {
+        let server = Process()
+        server.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        server.arguments = [
+            "taskset", "-c", "1", bin.appendingPathComponent("CableBenchServer").path, "\(messages)",
+            "\(subscriptions)", "\(size)",
+        ]
+        let pipe = Pipe()
+        server.standardOutput = pipe
+        try server.run()
+        defer {
+            if server.isRunning { server.terminate() }
+            server.waitUntilExit()
+        }
+        var line: [UInt8] = []
+        while line.last != 10, let byte = try pipe.fileHandleForReading.read(upToCount: 1), !byte.isEmpty {
+            line.append(contentsOf: byte)
+        }
+        let text = String(decoding: line, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+        guard text.hasPrefix("listening "), let port = Int(text.dropFirst("listening ".count)) else { return nil }
+        let (output, status) = try run(
+            ["timeout", "300", "taskset", "-c", "0"] + client
+                + ["ws://127.0.0.1:\(port)/cable", "\(messages)", "\(subscriptions)"])
+        let words = output.split(separator: " ")
+        guard status == 0, words.count >= 4, words[0] == "received", Int(words[1]) == messages,
+            let seconds = Double(words[3]), seconds > 0
+        else {
+            FileHandle.standardError.write(Data("client failed (\(status)): \(output)\n".utf8))
+            return nil
+        }
+        return Double(messages) / seconds
+    }
+
+    func best(client: [String], messages: Int, subscriptions: Int, size: Int) throws -> Double? {
+        var rates: [Double] = []
+        for _ in 0..<runs {
+            guard let rate = try measure(client: client, messages: messages, subscriptions: subscriptions, size: size)
+            else { return nil }
+            rates.append(rate)
+        }
+        return rates.max()
+    }
+
+    func format(_ rate: Double?) -> String {
+        guard let rate else { return "failed" }
+        return rate >= 1e6 ? String(format: "%.2f M", rate / 1e6) : String(format: "%.0f k", rate / 1e3)
+    }
+
+    print("messages/s, best of \(runs); client on CPU 0, CableBenchServer on CPU 1")
+    print("| payload | subscriptions | messages | CableBench | Rails JS (node) | ours ÷ theirs |")
+    print("|---|---|---|---|---|---|")
+    var failed = false
+    for size in [64, 512, 4096] {
+        for subscriptions in [1, 1000] {
+            let messages = max(subscriptions * 20, messages64 * 64 / max(64, size))
+            let ours = try best(
+                client: [bin.appendingPathComponent("CableBench").path], messages: messages,
+                subscriptions: subscriptions, size: size)
+            let theirs = try best(
+                client: ["node", script], messages: messages, subscriptions: subscriptions, size: size)
+            let ratio = ours.flatMap { ours in theirs.map { String(format: "%.2f×", ours / $0) } } ?? "-"
+            failed = failed || ours == nil || theirs == nil
+            let label = size >= 1024 ? "\(size / 1024) KiB" : "\(size) B"
+            print("| \(label) | \(subscriptions) | \(messages) | \(format(ours)) | \(format(theirs)) | \(ratio) |")
+        }
+    }
+    exit(failed ? 1 : 0)
+#else
+    print("SideBySideBenchmark pins processes with taskset and runs on Linux only.")
+#endif
