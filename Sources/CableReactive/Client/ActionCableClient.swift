@@ -93,7 +93,9 @@ public final class ActionCableClient: Sendable {
     }
 
     /// Starts connecting (once `canConnect` is true). From ``CableState/stopped(reason:)`` it starts over
-    /// at attempt 0. Does nothing while connecting or connected; logs a WARN after ``close()``.
+    /// at attempt 0. While waiting to retry (``CableState/connecting(attempt:)`` between attempts) it starts the
+    /// next attempt at once, at the same attempt number: the action of a "retry now" button. Does nothing while
+    /// an attempt is in flight or connected, or while `canConnect` is false; logs a WARN after ``close()``.
     public func connect() {
         engine.handle(.machine(.connect))
     }

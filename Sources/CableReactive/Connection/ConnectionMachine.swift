@@ -167,8 +167,12 @@ struct ConnectionMachine: Sendable {
                 publish(.disconnected)
                 if gate == nil { emit(.info, "gate_waiting", []) }
             }
-        case .gated, .preparing, .opening, .connected, .backingOff, .refreshing:
-            break
+        case .backingOff:
+            // "Retry now": the next attempt starts at once, at the same attempt number (it is the same retry,
+            // only sooner); the backoff timer is cancelled.
+            startAttempt(now: now)
+        case .gated, .preparing, .opening, .connected, .refreshing:
+            break  // waiting for the gate, or an attempt (or its onUnauthorized call) is in flight
         }
     }
 
@@ -198,16 +202,10 @@ struct ConnectionMachine: Sendable {
             if open { startAttempt(now: now) }
         case .preparing, .opening, .refreshing, .backingOff, .connected:
             guard !open else { return }
-            // Closing the gate cancels whatever is in flight. An unfinished attempt counts as a failure, so
-            // flapping keeps growing `attempt`; the reopened gate still connects at once.
-            switch phase {
-            case .connected(_, let since):
-                attempt = now - since >= config.healthyAfter ? 0 : attempt + 1
-            case .preparing, .opening, .refreshing:
-                attempt += 1
-            default:
-                break
-            }
+            // Closing the gate cancels whatever is in flight, and is not a failure: the attempt count stays
+            // (and so does what is left of maxReconnectAttempts), except that a healthy session's end resets it
+            // as it always does. The reopened gate connects at once.
+            if case .connected(_, let since) = phase, now - since >= config.healthyAfter { attempt = 0 }
             unauthorizedStreak = 0
             endEverything()
             phase = .gated

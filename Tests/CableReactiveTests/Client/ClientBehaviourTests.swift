@@ -104,6 +104,23 @@ struct ClientHandshakeTests {
         #expect(h.state == .connected)
     }
 
+    @Test("connect while waiting to retry opens a connection at once, without waiting for the backoff")
+    func retryNow() throws {
+        let h = try ClientHarness()
+        h.client.connect()
+        h.fake.last?.fail()
+        #expect(h.state == .connecting(attempt: 1))
+        #expect(h.fake.connections.count == 1)
+        h.client.connect()
+        #expect(h.fake.connections.count == 2)
+        #expect(h.state == .connecting(attempt: 1))
+        // The backoff that was cancelled (at most 1.25 s) opens nothing more before the attempt's own deadline.
+        h.scheduler.advance(by: 5)
+        #expect(h.fake.connections.count == 2)
+        h.welcome()
+        #expect(h.state == .connected)
+    }
+
     @Test("a server disconnect with reconnect false stops with its reason; connect starts over")
     func stopsOnDisconnect() throws {
         let h = try ClientHarness()

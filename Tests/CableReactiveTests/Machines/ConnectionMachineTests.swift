@@ -98,8 +98,89 @@ struct ConnectionHandshakeTests {
         #expect(h.state == .disconnected)
         let reopened = h.send(.gate(true))
         #expect(reopened.contains { if case .prepareRequest = $0 { true } else { false } })
-        // The cancelled attempt counts: flapping keeps growing the attempt.
+        // Closing the gate is not a failure: the attempt count stays.
+        #expect(h.state == .connecting(attempt: 0))
+    }
+
+    @Test("a gate that closes and opens over and over never raises the attempt count or uses up the limit")
+    func gateFlappingIsNotFailure() {
+        var h = MachineHarness(maxReconnectAttempts: 0)
+        let id = h.start()
+        for _ in 0..<5 {
+            h.send(.gate(false))
+            #expect(h.state == .disconnected)
+            h.send(.gate(true))
+            #expect(h.state == .connecting(attempt: 0))
+        }
+        // Also a short welcomed session that the gate ends.
+        h.prepareAndOpen()
+        if case .opening(let opening) = h.phase { h.send(.welcome(id: opening)) }
+        #expect(h.state == .connected)
+        h.advance(2)
+        h.send(.gate(false))
+        h.send(.gate(true))
+        #expect(h.state == .connecting(attempt: 0))
+        #expect(h.machine.attempt == 0)
+        _ = id
+    }
+
+    @Test("the gate keeps a failed streak's count, and a healthy session's end still resets it")
+    func gateKeepsCount() {
+        var h = MachineHarness()
+        let first = h.start()
+        h.send(.transportClosed(id: first, unauthorized: false))
+        h.fireBackoff()
+        h.prepareAndOpen()
         #expect(h.state == .connecting(attempt: 1))
+        h.send(.gate(false))
+        h.send(.gate(true))
+        #expect(h.state == .connecting(attempt: 1))
+        let id = h.prepareAndOpen()
+        h.send(.welcome(id: id))
+        h.advance(10)
+        h.send(.gate(false))
+        h.send(.gate(true))
+        #expect(h.state == .connecting(attempt: 0))
+    }
+
+    @Test("connect while waiting to retry starts the attempt at once, at the same attempt number")
+    func retryNow() {
+        var h = MachineHarness()
+        let first = h.start()
+        h.send(.transportClosed(id: first, unauthorized: false))
+        #expect(h.state == .connecting(attempt: 1))
+        guard case .backingOff(let timer) = h.phase else {
+            Issue.record("not backing off: \(h.phase)")
+            return
+        }
+        let actions = h.send(.connect)
+        #expect(actions.contains(.cancelTimer(.backoff)))
+        #expect(actions.contains { if case .prepareRequest = $0 { true } else { false } })
+        #expect(h.state == .connecting(attempt: 1))
+        // The cancelled backoff timer, should it still fire, starts nothing more.
+        #expect(h.send(.timerFired(.backoff, id: timer)).isEmpty)
+    }
+
+    @Test("connect does nothing while an attempt or its onUnauthorized call is in flight, connected or gated")
+    func connectElsewhereIsInert() {
+        var h = MachineHarness()
+        h.send(.gate(true))
+        h.send(.connect)
+        #expect(h.phase == .preparing(id: h.currentID ?? 0))
+        #expect(h.send(.connect).isEmpty)  // preparing
+        let id = h.prepareAndOpen()
+        #expect(h.send(.connect).isEmpty)  // opening
+        h.send(.welcome(id: id))
+        #expect(h.send(.connect).isEmpty)  // connected
+        h.send(.serverDisconnect(id: id, reason: "unauthorized", reconnect: false))
+        guard case .refreshing = h.phase else {
+            Issue.record("not refreshing: \(h.phase)")
+            return
+        }
+        #expect(h.send(.connect).isEmpty)  // refreshing
+        h.send(.gate(false))
+        #expect(h.phase == .gated)
+        #expect(h.send(.connect).isEmpty)  // gated
     }
 
     @Test("gate changes while stopped do nothing")
