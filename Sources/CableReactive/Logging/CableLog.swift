@@ -11,9 +11,11 @@ public enum CableLogLevel: Int, Sendable, Comparable, CaseIterable, CustomString
     case debug
     /// State changes: connected, subscribed, reconnecting.
     case info
-    /// Something the app may want to know: dropped messages, a rejected subscription.
+    /// Something the app may want to know: dropped messages, a rejected subscription, and every stop
+    /// (`stopped kind=…`: the client gave up retrying; forward WARN and above to see it).
     case warn
-    /// A failure the client cannot recover from on its own, such as a stop.
+    /// A fault inside the client itself. Nothing the network or the server does logs at this level: a stop
+    /// is a WARN.
     case error
 
     /// Orders levels from `debug` to `error`.

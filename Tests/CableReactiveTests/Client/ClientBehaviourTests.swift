@@ -104,6 +104,19 @@ struct ClientHandshakeTests {
         #expect(h.state == .connected)
     }
 
+    @Test("close sends no unsubscribe before the close frame: the close ends every subscription on the server")
+    func closeSendsNoUnsubscribes() throws {
+        let h = try ClientHarness()
+        let rooms = try (0..<3).map { try h.client.subscribe(["channel": "RoomChannel", "n": .int($0)]) }
+        let connection = try #require(h.connected())
+        for room in rooms { connection.receive(ClientHarness.confirm(room.identifier)) }
+        let sentBefore = connection.sent.count
+        h.client.close()
+        #expect(connection.sent.count == sentBefore)
+        #expect(connection.closeCode == .normalClosure)
+        for room in rooms { #expect(h.state(of: room) == .unsubscribed) }
+    }
+
     @Test("connect while waiting to retry opens a connection at once, without waiting for the backoff")
     func retryNow() throws {
         let h = try ClientHarness()
