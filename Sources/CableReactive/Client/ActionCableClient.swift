@@ -44,7 +44,8 @@ public final class ActionCableClient: Sendable {
     /// Creates a client; it does not connect until ``connect()``.
     ///
     /// - Parameters:
-    ///   - url: the cable endpoint, `ws` or `wss` with a host, e.g. `wss://example.com/cable`.
+    ///   - url: the cable endpoint, `ws` or `wss` with a host, e.g. `wss://example.com/cable`. An `http` or
+    ///     `https` URL is taken as `ws` or `wss`, as the Rails JS client does (`https://example.com/cable`).
     ///   - options: timing and buffer options; see ``CableOptions``.
     ///   - canConnect: a gate; the client connects only while it is `true`. Combine app conditions with
     ///     `combineLatest` from Signals, e.g. logged in && online && in the foreground.
@@ -69,7 +70,7 @@ public final class ActionCableClient: Sendable {
         onRequest: (@Sendable (inout URLRequest) async throws -> Void)? = nil,
         onUnauthorized: (@Sendable () async throws -> Bool)? = nil
     ) throws(CableError) where Gate.Element == Bool {
-        try Self.validate(url)
+        let url = try Self.webSocketURL(url)
         try options.validate()
         engine = ClientEngine(
             url: url,
@@ -86,10 +87,15 @@ public final class ActionCableClient: Sendable {
 
     deinit { engine.close() }
 
-    static func validate(_ url: URL) throws(CableError) {
-        guard let scheme = url.scheme?.lowercased(), scheme == "ws" || scheme == "wss",
-            let host = url.host, !host.isEmpty
+    /// `url` with a `ws` or `wss` scheme (`http` and `https` are mapped to them); it must have a host.
+    static func webSocketURL(_ url: URL) throws(CableError) -> URL {
+        let schemes = ["ws": "ws", "wss": "wss", "http": "ws", "https": "wss"]
+        guard let scheme = url.scheme.flatMap({ schemes[$0.lowercased()] }), let host = url.host, !host.isEmpty,
+            var components = URLComponents(url: url, resolvingAgainstBaseURL: false)
         else { throw CableError.invalidURL() }
+        components.scheme = scheme
+        guard let mapped = components.url else { throw CableError.invalidURL() }
+        return mapped
     }
 
     /// Starts connecting (once `canConnect` is true). From ``CableState/stopped(reason:)`` it starts over

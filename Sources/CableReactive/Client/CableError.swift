@@ -15,7 +15,8 @@ public struct CableError: Error, Hashable, Sendable, CustomStringConvertible {
     /// for each new case.
     /// What went wrong; switch on it to handle a case.
     public enum Code: Hashable, Sendable {
-        /// The URL is not `ws` or `wss` with a host. The URL itself is not kept: it may hold a token.
+        /// The URL is not `ws`, `wss`, `http` or `https` with a host. The URL itself is not kept: it may hold a
+        /// token.
         case invalidURL
         /// An option is out of range; the text names the option and the rule.
         case invalidOption(String)

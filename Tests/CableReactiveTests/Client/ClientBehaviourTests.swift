@@ -12,13 +12,33 @@ import Testing
 @Suite("ActionCableClient: construction and handshake")
 struct ClientHandshakeTests {
     @Test(
-        "construction rejects URLs that are not ws or wss with a host",
-        arguments: ["http://example.com/cable", "ws:///cable", "ftp://x/y", "cable"])
+        "construction rejects URLs that are not ws, wss, http or https with a host",
+        arguments: ["http:///cable", "ws:///cable", "ftp://x/y", "cable", "file:///tmp/cable"])
     func rejectsBadURLs(text: String) throws {
         let url = try #require(URL(string: text))
         #expect(throws: CableError.invalidURL()) {
             _ = try ActionCableClient(url: url, transport: FakeTransport(), scheduler: ManualScheduler())
         }
+    }
+
+    @Test(
+        "http and https URLs connect as ws and wss, with everything else kept",
+        arguments: [
+            ("http://example.com/cable", "ws://example.com/cable"),
+            (
+                "HTTPS://user@example.com:8443/cable?token=a%2Bb&x=1#frag",
+                "wss://user@example.com:8443/cable?token=a%2Bb&x=1#frag"
+            ),
+            ("https://[::1]:3000/cable", "wss://[::1]:3000/cable"),
+            ("ws://h/cable", "ws://h/cable"),
+        ])
+    func mapsHTTPSchemes(given: String, expected: String) throws {
+        let fake = FakeTransport()
+        let client = try ActionCableClient(
+            url: #require(URL(string: given)), transport: fake, scheduler: ManualScheduler())
+        client.connect()
+        #expect(fake.last?.request.url?.absoluteString == expected)
+        client.close()
     }
 
     @Test("construction accepts WS and WSS in any case")
