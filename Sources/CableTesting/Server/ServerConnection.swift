@@ -37,8 +37,8 @@ final class ServerConnection {
     /// Whether `shutdown(SHUT_WR)` was done (finishing).
     private var halfClosed = false
     /// The read throttle (``LocalCableServer/throttleReading(_:bytesPerSecond:)``): a token bucket of bytes
-    /// that refills at `rate` a second and holds at most a tenth of a second's worth.
-    private var throttle: (rate: Int, tokens: Double, refilledAt: UInt64)?
+    /// that refills at `rate` a second and holds at most `burst`, a tenth of a second's worth.
+    private var throttle: (rate: Int, burst: Double, tokens: Double, refilledAt: UInt64)?
     /// While throttled and out of tokens: when reading resumes (the loop's poll wakes up then).
     private(set) var readResumesAt: UInt64?
 
@@ -83,7 +83,8 @@ final class ServerConnection {
             readResumesAt = nil
             return
         }
-        throttle = (rate, Double(max(1, rate / 10)), now)
+        let burst = Double(max(1, rate / 10))
+        throttle = (rate, burst, burst, now)
         readResumesAt = nil
         Socket.setReceiveBuffer(fd, bytes: 64 << 10)
     }
@@ -92,9 +93,8 @@ final class ServerConnection {
     /// is empty.
     func readAllowance(now: UInt64, buffer: Int) -> Int {
         guard var throttle else { return buffer }
-        let burst = Double(max(1, throttle.rate / 10))
         let elapsed = Double(now &- throttle.refilledAt) / 1e9
-        throttle.tokens = min(burst, throttle.tokens + elapsed * Double(throttle.rate))
+        throttle.tokens = min(throttle.burst, throttle.tokens + elapsed * Double(throttle.rate))
         throttle.refilledAt = now
         self.throttle = throttle
         guard throttle.tokens >= 1 else {
@@ -111,12 +111,10 @@ final class ServerConnection {
         readResumesAt = nil
     }
 
-    /// Takes `count` read bytes from the throttle's bucket; the next read waits once it is empty.
+    /// Takes `count` read bytes from the throttle's bucket; once it is empty, ``readAllowance(now:buffer:)``
+    /// sets when reading resumes.
     func didRead(_ count: Int) {
-        guard var throttle else { return }
-        throttle.tokens -= Double(count)
-        self.throttle = throttle
-        if throttle.tokens < 1 { _ = readAllowance(now: Socket.now(), buffer: 0) }
+        throttle?.tokens -= Double(count)
     }
 
     /// Queues `bytes`. Returns `false`, queueing nothing, when that would pass ``Options/maxOutboundBytes``:

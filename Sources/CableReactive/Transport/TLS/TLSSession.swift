@@ -11,8 +11,6 @@
     ///
     /// Not thread-safe: an `SSL*` must only be used by one thread, the connection's I/O thread.
     final class TLSSession {
-        /// Keeps the context alive as long as the session (the SSL also holds a reference of its own).
-        private let context: TLSClientContext
         private let ssl: OpaquePointer
         private let readBIO: OpaquePointer
         private let writeBIO: OpaquePointer
@@ -47,8 +45,8 @@
                 SSL_free(ssl)
                 throw Self.error("BIO_new")
             }
-            // Fully initialized: from here on, deinit frees the SSL (and the BIOs it owns).
-            self.context = context
+            // Fully initialized: from here on, deinit frees the SSL (and the BIOs it owns). The SSL holds a
+            // reference to the shared context of its own.
             self.ssl = ssl
             self.readBIO = readBIO
             self.writeBIO = writeBIO
