@@ -1,7 +1,7 @@
 // CableBench next to the official Rails JS client (@rails/actioncable under node, Benchmarks/js/cable-bench.js),
 // in the same run, against the same loopback sender (CableBenchServer), client pinned to CPU 0 and sender to
 // CPU 1: messages per second for 64 B, 512 B and 4 KiB payloads with 1 and 1,000 subscriptions, and ours ÷
-// theirs. Best of RUNS runs per cell.
+// theirs, with each client's peak RSS (`/usr/bin/time`). Best of RUNS runs per cell.
 //
 //     swift build -c release --product CableBench && swift build -c release --product CableBenchServer
 //     swift run -c release SideBySideBenchmark [N] [RUNS]    (defaults: 1000000 3; N is for 64 B, scaled down
@@ -32,22 +32,33 @@
         exit(1)
     }
 
-    /// Runs `command` to its end; returns its standard output.
-    func run(_ command: [String]) throws -> (output: String, status: Int32) {
+    /// Runs `command` to its end under `/usr/bin/time`; returns its standard output and its peak RSS in KiB.
+    func run(_ command: [String]) throws -> (output: String, status: Int32, peakKiB: Int?) {
         let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = command
-        let pipe = Pipe()
-        process.standardOutput = pipe
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/time")
+        process.arguments = ["-f", "peak-rss-kib %M", "/usr/bin/env"] + command
+        let output = Pipe()
+        let errors = Pipe()
+        process.standardOutput = output
+        process.standardError = errors
         try process.run()
-        let data = pipe.fileHandleForReading.readDataToEndOfFile()
+        let data = output.fileHandleForReading.readDataToEndOfFile()
+        let report = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         process.waitUntilExit()
-        return (String(decoding: data, as: UTF8.self), process.terminationStatus)
+        let peak = report.split(separator: "\n").last { $0.hasPrefix("peak-rss-kib ") }
+            .flatMap { Int($0.dropFirst("peak-rss-kib ".count)) }
+        return (String(decoding: data, as: UTF8.self), process.terminationStatus, peak)
+    }
+
+    /// One client's best rate over the runs, and its highest peak RSS.
+    struct Result {
+        var rate: Double
+        var peakKiB: Int?
     }
 
     /// One run of `client` (a command before its URL N SUBS arguments): the sender on CPU 1, the client on
-    /// CPU 0. Returns messages per second, or nil when the client failed.
-    func measure(client: [String], messages: Int, subscriptions: Int, size: Int) throws -> Double? {
+    /// CPU 0. Returns messages per second and the client's peak RSS, or nil when the client failed.
+    func measure(client: [String], messages: Int, subscriptions: Int, size: Int) throws -> Result? {
         let server = Process()
         server.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         server.arguments = [
@@ -67,7 +78,7 @@
         }
         let text = String(decoding: line, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
         guard text.hasPrefix("listening "), let port = Int(text.dropFirst("listening ".count)) else { return nil }
-        let (output, status) = try run(
+        let (output, status, peak) = try run(
             ["timeout", "300", "taskset", "-c", "0"] + client
                 + ["ws://127.0.0.1:\(port)/cable", "\(messages)", "\(subscriptions)"])
         let words = output.split(separator: " ")
@@ -77,25 +88,28 @@
             FileHandle.standardError.write(Data("client failed (\(status)): \(output)\n".utf8))
             return nil
         }
-        return Double(messages) / seconds
+        return Result(rate: Double(messages) / seconds, peakKiB: peak)
     }
 
-    func best(client: [String], messages: Int, subscriptions: Int, size: Int) throws -> Double? {
-        var rates: [Double] = []
+    func best(client: [String], messages: Int, subscriptions: Int, size: Int) throws -> Result? {
+        var results: [Result] = []
         for _ in 0..<runs {
-            guard let rate = try measure(client: client, messages: messages, subscriptions: subscriptions, size: size)
+            guard let result = try measure(client: client, messages: messages, subscriptions: subscriptions, size: size)
             else { return nil }
-            rates.append(rate)
+            results.append(result)
         }
-        return rates.max()
+        guard let rate = results.map(\.rate).max() else { return nil }
+        return Result(rate: rate, peakKiB: results.compactMap(\.peakKiB).max())
     }
 
-    func format(_ rate: Double?) -> String {
-        guard let rate else { return "failed" }
-        return rate >= 1e6 ? String(format: "%.2f M", rate / 1e6) : String(format: "%.0f k", rate / 1e3)
+    func format(_ result: Result?) -> String {
+        guard let result else { return "failed" }
+        let rate = result.rate
+        let text = rate >= 1e6 ? String(format: "%.2f M", rate / 1e6) : String(format: "%.0f k", rate / 1e3)
+        return text + (result.peakKiB.map { String(format: ", %.1f MiB", Double($0) / 1024) } ?? "")
     }
 
-    print("messages/s, best of \(runs); client on CPU 0, CableBenchServer on CPU 1")
+    print("messages/s (best of \(runs)) and peak RSS (highest); client on CPU 0, CableBenchServer on CPU 1")
     print("| payload | subscriptions | messages | CableBench | Rails JS (node) | ours ÷ theirs |")
     print("|---|---|---|---|---|---|")
     var failed = false
@@ -107,7 +121,7 @@
                 subscriptions: subscriptions, size: size)
             let theirs = try best(
                 client: ["node", script], messages: messages, subscriptions: subscriptions, size: size)
-            let ratio = ours.flatMap { ours in theirs.map { String(format: "%.2f×", ours / $0) } } ?? "-"
+            let ratio = ours.flatMap { ours in theirs.map { String(format: "%.2f×", ours.rate / $0.rate) } } ?? "-"
             failed = failed || ours == nil || theirs == nil
             let label = size >= 1024 ? "\(size / 1024) KiB" : "\(size) B"
             print("| \(label) | \(subscriptions) | \(messages) | \(format(ours)) | \(format(theirs)) | \(ratio) |")
