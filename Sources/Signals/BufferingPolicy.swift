@@ -9,13 +9,14 @@
 /// let newest = ticks.values(buffering: .bufferingNewest(1))   // a slow reader sees the latest tick
 /// ```
 public struct BufferingPolicy: Sendable, Hashable, CustomStringConvertible {
-    enum Kind: Hashable {
+    @usableFromInline
+    enum Kind: Hashable, Sendable {
         case unbounded
         case newest(Int)
         case oldest(Int)
     }
 
-    let kind: Kind
+    @usableFromInline let kind: Kind
 
     /// Keeps every element. Memory grows with a slow observer; use it only where the producer is bounded.
     public static let unbounded = BufferingPolicy(kind: .unbounded)
@@ -37,10 +38,28 @@ public struct BufferingPolicy: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// The largest number of elements the buffer holds, or `nil` when unbounded.
+    @inlinable
     public var limit: Int? {
         switch kind {
         case .unbounded: nil
         case .newest(let limit), .oldest(let limit): limit
+        }
+    }
+
+    /// This policy with room for at most `limit` elements: a larger limit is lowered to `limit`, and
+    /// ``unbounded`` becomes ``bufferingNewest(_:)``.
+    ///
+    /// ```swift
+    /// BufferingPolicy.unbounded.capped(at: 128)               // bufferingNewest(128)
+    /// BufferingPolicy.bufferingOldest(500).capped(at: 128)    // bufferingOldest(128)
+    /// ```
+    ///
+    /// - Precondition: `limit >= 1`.
+    public func capped(at limit: Int) -> BufferingPolicy {
+        switch kind {
+        case .unbounded: .bufferingNewest(limit)
+        case .newest(let own): .bufferingNewest(min(own, limit))
+        case .oldest(let own): .bufferingOldest(min(own, limit))
         }
     }
 

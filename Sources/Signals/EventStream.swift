@@ -1,22 +1,50 @@
 import Dispatch
 
 /// The shared storage of a ``MutableEventStream`` and its read-only ``EventStream`` views.
-final class StreamStorage<Element: Sendable>: Sendable {
+@usableFromInline
+package final class StreamStorage<Element: Sendable>: Sendable {
+    @usableFromInline
     struct State {
-        var observers = ObserverList<Element>()
-        var finished = false
+        @usableFromInline var observers = ObserverList<Element>()
+        @usableFromInline var finished = false
+        /// Values sent while nobody observed, for the next observer (a holding stream only).
+        @usableFromInline var held: PolicyBuffer<Element>?
+        /// Every value dropped: by `held`, and by each observer's buffer.
+        @usableFromInline var droppedCount = 0
+
+        @inlinable
+        init(held: PolicyBuffer<Element>?) {
+            self.held = held
+        }
     }
 
-    let state = Locked(State())
+    @usableFromInline let state: Locked<State>
 
-    @discardableResult
-    func send(_ element: Element) -> Bool {
-        let drains = state.withLock { state -> DrainList<Element>? in
-            guard !state.finished else { return nil }
-            return state.observers.enqueue(element)
+    @inlinable
+    init(holding: BufferingPolicy?) {
+        state = Locked(State(held: holding.map(PolicyBuffer.init)))
+    }
+
+    /// Sends `elements` in order to every observer (or holds them), under one lock; each observer is woken
+    /// once. Returns nil if the stream has finished, else how many values were dropped.
+    @inlinable
+    package func send(contentsOf elements: some Collection<Element>) -> Int? {
+        var dropped = 0
+        var finished = false
+        let wakes = state.withLock { state -> WakeList in
+            var wakes = WakeList()
+            if state.finished {
+                finished = true
+            } else if state.observers.isEmpty, state.held != nil {
+                for element in elements where state.held?.push(element) == true { dropped += 1 }
+            } else {
+                wakes = state.observers.enqueue(contentsOf: elements, dropped: &dropped)
+            }
+            state.droppedCount += dropped
+            return wakes
         }
-        drains?.run()
-        return drains != nil
+        wakes.run()
+        return finished ? nil : dropped
     }
 
     func finish() {
@@ -25,36 +53,68 @@ final class StreamStorage<Element: Sendable>: Sendable {
             state.finished = true
             return state.observers.removeAll()
         }
-        for box in boxes where box.enqueueFinish() { box.scheduleDrain() }
+        for box in boxes { box.enqueueFinish()?.run() }
     }
 
     var isFinished: Bool { state.withLock { $0.finished } }
+
+    package var droppedCount: Int { state.withLock { $0.droppedCount } }
+
+    /// Registers `box`: it gets the held values first, if any, then every later event. A finished stream
+    /// gives it the held values and its completion.
+    @usableFromInline
+    package func attach(_ box: ObserverBox<Element>) -> Observation {
+        var wakes = WakeList()
+        let id = state.withLock { state -> UInt64? in
+            if var held = state.held, !held.isEmpty {
+                var values: [Element] = []
+                values.reserveCapacity(held.count)
+                while let value = held.popFirst() { values.append(value) }
+                state.held = held
+                var dropped = 0
+                if let wake = box.enqueue(contentsOf: values, dropped: &dropped) { wakes.append(wake) }
+                state.droppedCount += dropped
+            }
+            return state.finished ? nil : state.observers.insert(box)
+        }
+        guard let id else {
+            // A finished stream replays its completion to late observers.
+            if let wake = box.enqueueFinish() { wakes.append(wake) }
+            wakes.run()
+            return Observation(box: box) {}
+        }
+        wakes.run()
+        // A strong reference: a weak one would give the storage a side table, and every retain and release
+        // of it on the send path would take the slow path. The storage holds no observation, so no cycle.
+        return Observation(box: box) { [self] in
+            state.withLock { $0.observers.remove(id: id) }
+        }
+    }
 
     func observeEvents(
         on queue: DispatchQueue?,
         buffering: BufferingPolicy,
         _ handler: @escaping @Sendable (SignalEvent<Element>) -> Void
     ) -> Observation {
-        let box = ObserverBox(queue: queue, buffering: buffering, handler: handler)
-        let id = state.withLock { state -> UInt64? in
-            state.finished ? nil : state.observers.insert(box)
-        }
-        guard let id else {
-            // A finished stream replays its completion to late observers.
-            if box.enqueueFinish() { box.scheduleDrain() }
-            return Observation(box: box) {}
-        }
-        return Observation(box: box) { [weak self] in
-            self?.state.withLock { $0.observers.remove(id: id) }
-        }
+        attach(ObserverBox(queue: queue, buffering: buffering, handler: handler))
+    }
+
+    /// Observes with the drain run through `submit` (a module's own executor) instead of a queue.
+    package func observeEvents(
+        submit: @escaping ObserverBox<Element>.Submit,
+        buffering: BufferingPolicy,
+        _ handler: @escaping @Sendable (SignalEvent<Element>) -> Void
+    ) -> Observation {
+        attach(ObserverBox(submit: submit, buffering: buffering, handler: handler))
     }
 }
 
 /// A read-only view of a hot, multicast stream of events.
 ///
-/// Observers receive the values sent after they start observing (nothing is replayed), each through its
-/// own buffer (``BufferingPolicy``). When the stream finishes, every observer gets `.finished`, and so does
-/// any observer that comes later.
+/// Observers receive the values sent after they start observing, each through its own buffer
+/// (``BufferingPolicy``). A stream made with ``MutableEventStream/init(holdingUpTo:)`` also holds the values
+/// sent while nobody observes and gives them to the next observer. When the stream finishes, every
+/// observer gets `.finished`, and so does any observer that comes later.
 ///
 /// ```swift
 /// let source = MutableEventStream<String>()
@@ -66,7 +126,7 @@ final class StreamStorage<Element: Sendable>: Sendable {
 ///
 /// Threading: see ``Signal``. Lifetime: a view keeps the storage alive; observations do not.
 public final class EventStream<Element: Sendable>: Signal {
-    let storage: StreamStorage<Element>
+    @usableFromInline package let storage: StreamStorage<Element>
 
     init(storage: StreamStorage<Element>) {
         self.storage = storage
@@ -74,6 +134,10 @@ public final class EventStream<Element: Sendable>: Signal {
 
     /// Whether the stream has finished.
     public var isFinished: Bool { storage.isFinished }
+
+    /// How many values were dropped: held values that did not fit, and every observer's buffer overflows
+    /// (each observer's own count is its ``Observation/droppedCount``).
+    public var droppedCount: Int { storage.droppedCount }
 
     /// Observes the stream's future events; see ``Signal/observeEvents(on:buffering:_:)``.
     public func observeEvents(
@@ -89,26 +153,53 @@ public final class EventStream<Element: Sendable>: Signal {
 ///
 /// Releasing the last reference to the owner finishes the stream, so async loops over it end.
 ///
+/// ```swift
+/// let inbox = MutableEventStream<String>(holdingUpTo: 16)
+/// inbox.send("early")                                  // held: nobody observes yet
+/// let token = inbox.readOnly.observe { print($0) }     // Prints: early
+/// ```
+///
 /// Threading: `send` and `finish` may be called from any thread; see ``Signal`` for delivery.
 public final class MutableEventStream<Element: Sendable>: Signal {
-    let storage = StreamStorage<Element>()
+    @usableFromInline package let storage: StreamStorage<Element>
 
     /// The read-only view to hand to other code.
     public let readOnly: EventStream<Element>
 
-    /// Creates a stream with no observers. Releasing it finishes the stream for every observer.
+    /// Creates a stream with no observers; values sent while nobody observes go nowhere. Releasing it
+    /// finishes the stream for every observer.
     public init() {
+        storage = StreamStorage(holding: nil)
+        readOnly = EventStream(storage: storage)
+    }
+
+    /// Creates a stream that holds values sent while nobody observes, the newest `limit` of them, and
+    /// delivers them to the next observer before anything else. Observers that start while another one
+    /// observes see only later values. Held values that do not fit are counted in ``droppedCount``.
+    ///
+    /// - Precondition: `limit >= 1`.
+    public init(holdingUpTo limit: Int) {
+        storage = StreamStorage(holding: .bufferingNewest(limit))
         readOnly = EventStream(storage: storage)
     }
 
     deinit { storage.finish() }
 
-    /// Sends `element` to every current observer.
+    /// Sends `element` to every current observer (or holds it; see ``init(holdingUpTo:)``).
     ///
     /// - Returns: false if the stream has already finished (the element goes nowhere).
     @discardableResult
     public func send(_ element: Element) -> Bool {
-        storage.send(element)
+        storage.send(contentsOf: CollectionOfOne(element)) != nil
+    }
+
+    /// Sends `elements` in order, as one `send` each would, but under one lock: each observer is woken once.
+    ///
+    /// - Returns: false if the stream has already finished (the elements go nowhere).
+    @inlinable
+    @discardableResult
+    public func send(contentsOf elements: some Collection<Element>) -> Bool {
+        storage.send(contentsOf: elements) != nil
     }
 
     /// Ends the stream. Later sends are ignored; later observers get `.finished` at once. Idempotent.
@@ -118,6 +209,9 @@ public final class MutableEventStream<Element: Sendable>: Signal {
 
     /// Whether the stream has finished.
     public var isFinished: Bool { storage.isFinished }
+
+    /// How many values were dropped; see ``EventStream/droppedCount``.
+    public var droppedCount: Int { storage.droppedCount }
 
     /// Observes the stream's future events; see ``Signal/observeEvents(on:buffering:_:)``.
     public func observeEvents(

@@ -18,10 +18,10 @@ final class StateStorage<Value: Sendable>: Sendable {
     var value: Value { state.withLock { $0.value } }
 
     func update<R>(_ body: (inout Value) throws -> R) rethrows -> R {
-        let (result, drains) = try state.withLock { state -> (R, DrainList<Value>) in
+        let (result, drains) = try state.withLock { state -> (R, WakeList) in
             let old = state.value
             let result = try body(&state.value)
-            if let isDuplicate, isDuplicate(old, state.value) { return (result, DrainList()) }
+            if let isDuplicate, isDuplicate(old, state.value) { return (result, WakeList()) }
             return (result, state.observers.enqueue(state.value))
         }
         drains.run()
@@ -36,12 +36,12 @@ final class StateStorage<Value: Sendable>: Sendable {
         let box = ObserverBox(queue: queue, buffering: buffering, handler: handler)
         // The current value goes in under the same lock as the registration, so the observer sees it
         // first and then every later change, with nothing missed or repeated.
-        let (id, mustDrain) = state.withLock { state in
+        let (id, wake) = state.withLock { state in
             (state.observers.insert(box), box.enqueue(state.value))
         }
-        if mustDrain { box.scheduleDrain() }
-        return Observation(box: box) { [weak self] in
-            self?.state.withLock { $0.observers.remove(id: id) }
+        wake?.run()
+        return Observation(box: box) { [self] in  // strong: see StreamStorage.attach
+            state.withLock { $0.observers.remove(id: id) }
         }
     }
 }
@@ -65,9 +65,12 @@ public final class StateValue<Value: Sendable>: Signal {
     public typealias Element = Value
 
     let storage: StateStorage<Value>
+    /// What this view keeps alive, as does every observation made through it.
+    let owner: (any Sendable)?
 
-    init(storage: StateStorage<Value>) {
+    init(storage: StateStorage<Value>, keeping owner: (any Sendable)? = nil) {
         self.storage = storage
+        self.owner = owner
     }
 
     /// The current value.
@@ -79,7 +82,13 @@ public final class StateValue<Value: Sendable>: Signal {
         buffering: BufferingPolicy,
         _ handler: @escaping @Sendable (SignalEvent<Value>) -> Void
     ) -> Observation {
-        storage.observeEvents(on: queue, buffering: buffering, handler)
+        let observation = storage.observeEvents(on: queue, buffering: buffering, handler)
+        guard let owner else { return observation }
+        return Observation(
+            cancel: {
+                observation.cancel()
+                _ = owner
+            }, droppedCount: { observation.droppedCount })
     }
 }
 
@@ -115,6 +124,12 @@ public final class MutableStateValue<Value: Sendable>: Signal {
     public var value: Value {
         get { storage.value }
         set { storage.update { $0 = newValue } }
+    }
+
+    /// A read-only view that keeps `owner` alive for as long as the view, or any observation or loop made
+    /// through it, exists: how a library ties the lifetime of what it manages to the use of its state.
+    package func view(keeping owner: any Sendable) -> StateValue<Value> {
+        StateValue(storage: storage, keeping: owner)
     }
 
     /// Changes the value in place, atomically with respect to other writers, and returns `body`'s result.

@@ -240,7 +240,6 @@ struct CableErrorTests {
         #expect(first.hashValue == second.hashValue)
         #expect(CableError.missingChannel() != .dataNotObject())
         #expect(CableError.invalidOption("a") != .invalidOption("b"))
-        #expect(CableError.duplicateSubscription(identifier: "x") == .duplicateSubscription(identifier: "x"))
         #expect(first.file.hasSuffix("CableProtocolTests.swift"))
     }
 
@@ -251,6 +250,5 @@ struct CableErrorTests {
         #expect(CableError.missingChannel().description.hasPrefix("missing channel"))
         #expect(CableError.unencodableData().description.hasPrefix("unencodable data"))
         #expect(CableError.dataNotObject().description.hasPrefix("data is not an object"))
-        #expect(CableError.duplicateSubscription(identifier: "i").description == "duplicate subscription: i")
     }
 }

@@ -78,9 +78,7 @@ struct DataFrameFastPathTests {
     }
 
     static func box(_ identifier: String, serial: Int = 1) -> SubscriptionBox {
-        SubscriptionBox(
-            serial: serial, identifier: identifier, capacity: 4, host: "h",
-            callbacks: CallbackExecutor(DispatchQueue(label: "test")))
+        SubscriptionBox(serial: serial, identifier: identifier, bufferSize: 4, host: "h")
     }
 
     static func lookup(_ table: RouteTable, _ token: String) -> SubscriptionBox? {

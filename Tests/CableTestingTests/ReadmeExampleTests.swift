@@ -31,6 +31,35 @@ struct ReadmeExampleTests {
         // snippet:end
     }
 
+    @Test("two views of one room: a shared subscription, several consumers, and what keeps it alive")
+    func sharedRoom() async throws {
+        let server = try LocalCableServer()
+        server.onPerform("speak") { call in call.broadcast(["text": call.data["text"] ?? ""]) }
+        let client = try ActionCableClient(url: server.url)
+        let params: JSONValue = ["channel": "ChatChannel", "room": "lobby"]
+        // snippet:start consumers
+        let list = try client.subscribe(params)  // the room's message list
+        let unread = MutableStateValue(0)
+        // A badge elsewhere in the app: the same params give another handle on the same server subscription.
+        // The observation alone keeps it alive; the subscription ends when `badge` is released.
+        let badge = try client.subscribe(params).messages.observe { _ in unread.update { $0 += 1 } }
+        let reader = Task {
+            for await message in list.messages {  // a loop and an observer: each gets every message
+                print("list:", message["text"]?.stringValue ?? "")
+                break
+            }
+        }
+        client.connect()
+        // snippet:end
+        #expect(await list.state.first(within: 5) { $0 == .subscribed(confirmations: 1) } != nil)
+        #expect(list.perform("speak", ["text": "hi"]))
+        await reader.value
+        #expect(await unread.first(within: 5) { $0 == 1 } != nil)
+        #expect(server.commands.filter { $0.command == "subscribe" }.count == 1, "one server subscription")
+        badge.cancel()
+        client.close()
+    }
+
     @Test("the same client, deterministic: a fake transport and a manual clock")
     func fakeTransport() throws {
         let url = try #require(URL(string: "wss://example.com/cable"))

@@ -120,23 +120,23 @@ public final class ActionCableClient: Sendable {
 
     /// Subscribes to a channel. `params` must be an object with a string `"channel"`.
     ///
-    /// Allowed before ``connect()``; the subscribe goes out after every welcome. One subscription per
-    /// identifier: subscribing again with the same params while the first is alive throws
-    /// `duplicateSubscription` (the server would ignore a second subscribe). After ``close()`` this returns
-    /// an ``SubscriptionState/unsubscribed`` handle.
+    /// Allowed before ``connect()``; the subscribe goes out after every welcome. Subscribing again with params
+    /// equal to a live subscription's returns another handle on it: the server sees one `subscribe`, and one
+    /// `unsubscribe` once the last handle is unsubscribed or released. After ``close()`` this returns an
+    /// ``SubscriptionState/unsubscribed`` handle.
     ///
-    /// - Throws: ``CableError`` `missingChannel`, `unencodableData` or `duplicateSubscription`.
+    /// - Throws: ``CableError`` `missingChannel` or `unencodableData`.
     public func subscribe(_ params: JSONValue) throws(CableError) -> ChannelSubscription {
         let identifier = try CableProtocol.identifier(for: params)
-        guard let (serial, box) = try engine.subscribe(identifier: identifier) else {
-            let box = SubscriptionBox(
-                serial: 0, identifier: identifier, capacity: 1, host: engine.host,
-                callbacks: engine.callbacks)
-            box.state.value = .unsubscribed
-            box.buffer.finish()
-            return ChannelSubscription(identifier: identifier, serial: 0, box: box, engine: nil)
+        guard let (box, sink) = engine.subscribe(identifier: identifier) else {
+            let box = SubscriptionBox(serial: 0, identifier: identifier, bufferSize: 1, host: engine.host)
+            let sink = box.addSink(state: .unsubscribed)
+            sink.messages.finish()
+            let lease = SubscriptionLease(box: box, sinkID: sink.id, engine: nil, callbacks: engine.callbacks)
+            return ChannelSubscription(lease: lease, sink: sink)
         }
-        return ChannelSubscription(identifier: identifier, serial: serial, box: box, engine: engine)
+        let lease = SubscriptionLease(box: box, sinkID: sink.id, engine: engine, callbacks: engine.callbacks)
+        return ChannelSubscription(lease: lease, sink: sink)
     }
 
     /// Subscribes with `Encodable` params; see ``subscribe(_:)-(JSONValue)``.

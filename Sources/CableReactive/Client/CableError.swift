@@ -26,8 +26,6 @@ public struct CableError: Error, Hashable, Sendable, CustomStringConvertible {
         case unencodableData
         /// Parameters or `perform` data must encode to a JSON object.
         case dataNotObject
-        /// A live subscription with the same identifier exists on this client.
-        case duplicateSubscription(identifier: String)
     }
 
     /// What went wrong.
@@ -78,15 +76,6 @@ public struct CableError: Error, Hashable, Sendable, CustomStringConvertible {
         CableError(.dataNotObject, file: file, line: line)
     }
 
-    /// A subscription with this identifier already exists on the client.
-    public static func duplicateSubscription(
-        identifier: String,
-        file: String = #fileID,
-        line: UInt = #line
-    ) -> CableError {
-        CableError(.duplicateSubscription(identifier: identifier), file: file, line: line)
-    }
-
     /// A log-safe description of the error.
     public var description: String {
         switch code {
@@ -100,8 +89,6 @@ public struct CableError: Error, Hashable, Sendable, CustomStringConvertible {
             "unencodable data: JSON cannot express NaN or infinite numbers"
         case .dataNotObject:
             "data is not an object: perform needs a JSON object"
-        case .duplicateSubscription(let identifier):
-            "duplicate subscription: \(identifier)"
         }
     }
 }

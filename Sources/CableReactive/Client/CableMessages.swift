@@ -1,96 +1,101 @@
 import Dispatch
 import Signals
 
-/// A subscription's messages: an `AsyncSequence` and a Signals `Signal` over its bounded buffer.
+/// A subscription's messages: a multicast Signals `Signal` and an `AsyncSequence`.
 ///
-/// Messages wait in the subscription's buffer (``CableOptions/messageBufferSize``, newest kept) until
-/// consumed, so nothing is lost between subscribing and starting a loop. One consumer at a time: a second,
-/// concurrent loop or observer ends at once (and logs a WARN `concurrent_collection`); once the first one
-/// ends, a new loop resumes from the buffer.
+/// Any number of `for await` loops and observers may run at once; each gets every message from the moment
+/// it starts, in order, through its own buffer. A loop's buffer keeps the newest
+/// ``CableOptions/messageBufferSize`` messages; an observer's buffer is the policy it asks for, capped at
+/// that size (the default `.unbounded` means `.bufferingNewest(messageBufferSize)`), so no buffer is ever
+/// unbounded. Messages that arrive while nobody consumes (between `subscribe` and the first loop, or
+/// between one loop and the next) are held, the newest `messageBufferSize` of them, for the next consumer
+/// that starts; a consumer that starts while another runs sees only later messages.
 ///
 /// ```swift
-/// for await message in subscription.messages {
-///     print(message["text"]?.stringValue ?? "")
-/// }
+/// let room = try client.subscribe(["channel": "ChatChannel", "room": "lobby"])
+/// Task { for await message in room.messages { print("list:", message) } }
+/// let badge = room.messages.observe(on: .main) { _ in unread += 1 }   // at the same time
 /// ```
 ///
 /// Threading: a loop runs on its own task. An observer runs on the queue it names, or on the client's
-/// callback queue; never on the network thread, so a slow consumer never delays the client.
-/// Lifetime: the sequence ends when the subscription is unsubscribed or the client closes.
+/// callback queue; never on the network thread, so a slow consumer never delays the client. Operators
+/// (`map`, `filter`, `merge`, ...) run in their observer's context.
+///
+/// Lifetime: a loop, an observation, or this value itself keeps the subscription alive, as its handle does
+/// (the end of a chain holds the chain). The sequence ends when the handle is unsubscribed or the client
+/// closes.
 public struct CableMessages<Element: Sendable>: AsyncSequence, Signal {
-    let buffer: MessageBuffer
-    let callbacks: CallbackExecutor
+    let stream: EventStream<JSONValue>
+    let lease: SubscriptionLease
     let transform: @Sendable (JSONValue) -> Element?
 
-    /// How many messages the subscription's buffer has dropped because it was full.
-    public var droppedCount: Int { buffer.droppedCount }
+    /// How many messages this handle's consumers have lost: held messages that did not fit while nobody
+    /// consumed, and every consumer's buffer overflows. Each observer's own count is its
+    /// `Observation.droppedCount`; a loop's is its iterator's ``Iterator/droppedCount``.
+    public var droppedCount: Int { stream.droppedCount }
 
-    /// Starts reading the subscription's buffer; use one loop per sequence (a single consumer).
+    /// Starts a consumer with a buffer of the newest ``CableOptions/messageBufferSize`` messages.
     public func makeAsyncIterator() -> Iterator {
-        Iterator(consumer: Consumer(buffer: buffer), transform: transform)
+        let policy = BufferingPolicy.bufferingNewest(lease.bufferSize)
+        return Iterator(consumer: PullConsumer(stream.storage, buffering: policy, keeping: lease), transform: transform)
     }
 
     /// The iterator of one loop; iterate from one task.
     public struct Iterator: AsyncIteratorProtocol {
-        @usableFromInline let consumer: Consumer
+        @usableFromInline let consumer: PullConsumer<JSONValue>
         @usableFromInline let transform: @Sendable (JSONValue) -> Element?
+
+        init(consumer: PullConsumer<JSONValue>, transform: @escaping @Sendable (JSONValue) -> Element?) {
+            self.consumer = consumer
+            self.transform = transform
+        }
 
         // Inlinable so that a buffered message is taken without an async call: each call into a nonisolated
         // async function hops executors (swift_task_switch), which cost more than the message's own work.
 
-        /// The next buffered message, waiting for one; `nil` once the subscription has ended and the buffer is empty.
+        /// The next message, waiting for one; `nil` once the subscription has ended and the buffer is empty,
+        /// or when the task is cancelled.
         @inlinable
         public mutating func next() async -> Element? {
-            guard let id = consumer.id else { return nil }
-            while true {
-                let message: JSONValue?
-                if let ready = consumer.buffer.poll(id) {
-                    message = ready.message
-                } else {
-                    message = await consumer.buffer.next(for: id)
-                }
-                guard let message else { return nil }
+            while let message = await consumer.next() {
                 if let element = transform(message) { return element }
             }
+            return nil
         }
+
+        /// How many messages this loop's buffer has dropped because the loop fell behind.
+        public var droppedCount: Int { consumer.box.droppedCount }
     }
 
-    /// Observes messages as they arrive; see `Signal.observeEvents(on:buffering:_:)` in Signals.
+    /// Observes messages as they arrive; see `Signal.observeEvents(on:buffering:_:)` in Signals. `buffering` is
+    /// capped at ``CableOptions/messageBufferSize``; without a `queue`, `handler` runs on the client's callback
+    /// queue.
     public func observeEvents(
         on queue: DispatchQueue?,
         buffering: BufferingPolicy,
         _ handler: @escaping @Sendable (SignalEvent<Element>) -> Void
     ) -> Observation {
         let transform = transform
-        let id = buffer.attach(
-            executor: queue.map(CallbackExecutor.init) ?? callbacks,
-            deliver: { message in
-                if let element = transform(message) { handler(.value(element)) }
-            },
-            finish: { handler(.finished) }
-        )
-        guard let id else {
-            handler(.finished)
-            return Observation(cancel: {})
+        let submit: @Sendable (@escaping @Sendable () -> Void) -> Void
+        if let queue {
+            submit = { work in queue.async(execute: work) }
+        } else {
+            submit = lease.callbacks.submit
         }
-        let buffer = buffer
-        return Observation(cancel: { buffer.release(id) }, droppedCount: { buffer.droppedCount })
-    }
-
-    /// Holds the consumer slot for one iterator, and gives it back when the iterator is released.
-    @usableFromInline
-    final class Consumer: Sendable {
-        @usableFromInline let buffer: MessageBuffer
-        @usableFromInline let id: UInt64?
-
-        init(buffer: MessageBuffer) {
-            self.buffer = buffer
-            id = buffer.claim()
+        let observation = stream.storage.observeEvents(
+            submit: submit, buffering: buffering.capped(at: lease.bufferSize)
+        ) { event in
+            switch event {
+            case .value(let message): if let element = transform(message) { handler(.value(element)) }
+            case .finished: handler(.finished)
+            }
         }
-
-        deinit {
-            if let id { buffer.release(id) }
-        }
+        let lease = lease
+        return Observation(
+            cancel: {
+                observation.cancel()
+                _ = lease  // the observation keeps the subscription
+            }, droppedCount: { observation.droppedCount })
     }
 }
 

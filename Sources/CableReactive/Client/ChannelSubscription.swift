@@ -1,10 +1,12 @@
 import Foundation
 import Signals
 
-/// One channel subscription of an ``ActionCableClient``.
+/// One handle on a channel subscription of an ``ActionCableClient``.
 ///
-/// Created by ``ActionCableClient/subscribe(_:)-(JSONValue)``. It is (re)sent after every welcome until the server
-/// confirms or rejects it, and its messages wait in a bounded buffer until you consume them.
+/// Created by ``ActionCableClient/subscribe(_:)-(JSONValue)``. The subscribe is (re)sent after every welcome
+/// until the server confirms or rejects it. Subscribing again with equal params gives another handle on the
+/// same server subscription: the server sees one `subscribe`, and one `unsubscribe` when the last handle
+/// goes. Each handle has its own ``state`` and ``messages``.
 ///
 /// ```swift
 /// let room = try client.subscribe(["channel": "ChatChannel", "room": "lobby"])
@@ -15,48 +17,48 @@ import Signals
 /// room.unsubscribe()
 /// ```
 ///
-/// Lifetime: the handle keeps the subscription. Releasing it, or calling ``unsubscribe()``, ends it for good.
-/// The handle does not keep the client alive; when the client is released or closed, the subscription
-/// becomes ``SubscriptionState/unsubscribed``.
+/// Lifetime: the subscription lives while anything of this handle is in use: the handle, its ``state`` or
+/// ``messages``, or any observation or loop on them (the end of a chain holds the chain). So
+/// `let token = try client.subscribe(params).messages.observe { ... }` keeps the subscription until `token`
+/// goes. When all of them are released, or on ``unsubscribe()``, this handle ends for good. Nothing of it
+/// keeps the client alive; when the client is released or closed, every handle becomes
+/// ``SubscriptionState/unsubscribed``.
 public final class ChannelSubscription: Sendable {
     /// The identifier string sent to the server: the params as compact JSON with sorted keys.
     public let identifier: String
-    /// The subscription's state; changes arrive on the client's callback queue.
+    /// This handle's state; changes arrive on the client's callback queue.
     public let state: StateValue<SubscriptionState>
-    /// The messages, untyped.
+    /// This handle's messages, untyped.
     public let messages: CableMessages<JSONValue>
 
-    let serial: Int
-    private let engineRef: Locked<WeakEngine>
-    private var engine: ClientEngine? { engineRef.withLock { $0.engine } }
+    let lease: SubscriptionLease
+    var serial: Int { lease.serial }
 
-    init(identifier: String, serial: Int, box: SubscriptionBox, engine: ClientEngine?) {
-        self.identifier = identifier
-        self.serial = serial
-        engineRef = Locked(WeakEngine(engine: engine))
-        state = box.state.readOnly
-        messages = CableMessages(buffer: box.buffer, callbacks: box.callbacks) { $0 }
+    init(lease: SubscriptionLease, sink: HandleSink) {
+        identifier = lease.identifier
+        self.lease = lease
+        state = sink.state.view(keeping: lease)
+        messages = CableMessages(stream: sink.messages.readOnly, lease: lease) { $0 }
     }
 
-    deinit { engine?.unsubscribe(identifier: identifier, serial: serial) }
-
-    /// The messages decoded as `T`; a message that does not decode is skipped (and logged at DEBUG).
+    /// The messages decoded as `T`: ``messages`` with a decoding step. A message that does not decode is
+    /// skipped (and logged at DEBUG).
     ///
     /// ```swift
     /// struct Chat: Decodable, Sendable { let user: String; let text: String }
     /// for await chat in room.messages(as: Chat.self) { print(chat.user, chat.text) }
     /// ```
     public func messages<T: Decodable & Sendable>(as type: T.Type) -> CableMessages<T> {
-        let buffer = messages.buffer
-        return CableMessages(buffer: buffer, callbacks: messages.callbacks) { message in
+        let lease = lease
+        return CableMessages(stream: messages.stream, lease: lease) { message in
             do {
                 return try message.decode(T.self)
             } catch {
                 CableLog.emit(
                     LogEvent(
                         level: .debug, name: "decode_failed",
-                        fields: [.subscription(buffer.serial), .errorType(String(describing: Swift.type(of: error)))]),
-                    host: buffer.host)
+                        fields: [.subscription(lease.serial), .errorType(String(describing: Swift.type(of: error)))]),
+                    host: lease.host)
                 return nil
             }
         }
@@ -64,12 +66,12 @@ public final class ChannelSubscription: Sendable {
 
     /// Sends `action` with `data` to the channel.
     ///
-    /// - Returns: `true` only when the subscription is confirmed on the live connection and the command was
-    ///   queued to it. Nothing is queued offline: while connecting, pending, rejected or unsubscribed, it
-    ///   returns `false` and sends nothing.
+    /// - Returns: `true` only when the subscription is confirmed on the live connection, this handle is not
+    ///   unsubscribed, and the command was queued to the connection. Nothing is queued offline: while
+    ///   connecting, pending, rejected or unsubscribed, it returns `false` and sends nothing.
     @discardableResult
     public func perform(_ action: String, _ data: JSONValue = [:]) -> Bool {
-        engine?.perform(identifier: identifier, action: action, data: data) ?? false
+        lease.engine?.perform(identifier: identifier, sink: lease.sinkID, action: action, data: data) ?? false
     }
 
     /// Sends `action` with an `Encodable` payload; see ``perform(_:_:)``.
@@ -81,27 +83,134 @@ public final class ChannelSubscription: Sendable {
         return perform(action, value)
     }
 
-    /// Ends the subscription for good: sends `unsubscribe` if the subscribe went out on the live connection,
-    /// finishes ``messages`` and frees the identifier. Idempotent.
+    /// Ends this handle for good: its ``state`` becomes ``SubscriptionState/unsubscribed`` and its
+    /// ``messages`` finish. The server subscription ends with it if no other handle shares it (an
+    /// `unsubscribe` is sent if the subscribe went out on the live connection). Idempotent.
     public func unsubscribe() {
-        engine?.unsubscribe(identifier: identifier, serial: serial)
+        lease.release()
     }
 }
 
-/// The client's side of a subscription: its state and its buffer.
+/// One handle's share of a server subscription. Everything of the handle (the handle, its state and message
+/// views, their observations and loops) holds it; the last of them to go releases the share.
+final class SubscriptionLease: Sendable {
+    let identifier: String
+    let serial: Int
+    let sinkID: UInt64
+    let bufferSize: Int
+    let host: String
+    let callbacks: CallbackExecutor
+    private let engineRef: Locked<WeakEngine>
+    var engine: ClientEngine? { engineRef.withLock { $0.engine } }
+
+    init(box: SubscriptionBox, sinkID: UInt64, engine: ClientEngine?, callbacks: CallbackExecutor) {
+        identifier = box.identifier
+        serial = box.serial
+        self.sinkID = sinkID
+        bufferSize = box.bufferSize
+        host = box.host
+        self.callbacks = callbacks
+        engineRef = Locked(WeakEngine(engine: engine))
+    }
+
+    deinit { release() }
+
+    /// Gives the share back; idempotent (the engine knows each share once).
+    func release() {
+        engine?.release(serial: serial, sink: sinkID)
+    }
+}
+
+/// The client's side of one handle: what the engine publishes to it.
+final class HandleSink: Sendable {
+    let id: UInt64
+    let messages: MutableEventStream<JSONValue>
+    /// `messages`' storage, what delivery sends to (one pointer less to follow per hand-over).
+    let storage: StreamStorage<JSONValue>
+    let state: MutableStateValue<SubscriptionState>
+
+    init(id: UInt64, bufferSize: Int, state: SubscriptionState) {
+        self.id = id
+        messages = MutableEventStream(holdingUpTo: bufferSize)
+        storage = messages.storage
+        self.state = MutableStateValue(state)
+    }
+
+    /// Ends the handle: its messages finish and its state becomes unsubscribed (on `callbacks`).
+    func end(callbacks: CallbackExecutor) {
+        messages.finish()
+        let state = state
+        callbacks.run { state.value = .unsubscribed }
+    }
+}
+
+/// The client's side of one server subscription: its identity, and the handles that share it.
 final class SubscriptionBox: Sendable {
+    private struct Fanout {
+        var sinks: [HandleSink] = []
+        var nextID: UInt64 = 0
+        /// Whether the last hand-over dropped messages (one WARN per overflow episode).
+        var overflowing = false
+    }
+
     let serial: Int
     let identifier: String
-    let state: MutableStateValue<SubscriptionState>
-    let buffer: MessageBuffer
-    let callbacks: CallbackExecutor
+    let bufferSize: Int
+    let host: String
+    /// How many messages a ``DeliveryBatch`` stages before handing them over: half the buffer, so that
+    /// staging never costs a drop while the consumers keep up.
+    let handOverThreshold: Int
+    private let fanout = Locked(Fanout())
 
-    init(serial: Int, identifier: String, capacity: Int, host: String, callbacks: CallbackExecutor) {
+    init(serial: Int, identifier: String, bufferSize: Int, host: String) {
         self.serial = serial
         self.identifier = identifier
-        state = MutableStateValue(.pending)
-        buffer = MessageBuffer(capacity: capacity, serial: serial, host: host)
-        self.callbacks = callbacks
+        self.bufferSize = bufferSize
+        self.host = host
+        handOverThreshold = max(1, bufferSize / 2)
+    }
+
+    /// A new handle, starting in `state`.
+    func addSink(state: SubscriptionState) -> HandleSink {
+        fanout.withLock { fanout in
+            fanout.nextID += 1
+            let sink = HandleSink(id: fanout.nextID, bufferSize: bufferSize, state: state)
+            fanout.sinks.append(sink)
+            return sink
+        }
+    }
+
+    /// Removes the handle `id`; nil if it is not (or no longer) here.
+    func removeSink(_ id: UInt64) -> HandleSink? {
+        fanout.withLock { fanout in
+            guard let index = fanout.sinks.firstIndex(where: { $0.id == id }) else { return nil }
+            return fanout.sinks.remove(at: index)
+        }
+    }
+
+    func contains(sink id: UInt64) -> Bool { fanout.withLock { $0.sinks.contains { $0.id == id } } }
+
+    var sinks: [HandleSink] { fanout.withLock { $0.sinks } }
+
+    func removeAllSinks() -> [HandleSink] {
+        fanout.withLock { fanout in
+            defer { fanout.sinks.removeAll() }
+            return fanout.sinks
+        }
+    }
+
+    /// Hands `messages` to every handle, in order; an overflow episode logs one WARN. Runs on the network thread.
+    func deliver(_ messages: some Collection<JSONValue>) {
+        let (sinks, overflowing) = fanout.withLock { ($0.sinks, $0.overflowing) }
+        var dropped = 0
+        for sink in sinks { dropped += sink.storage.send(contentsOf: messages) ?? 0 }
+        guard (dropped > 0) != overflowing else { return }
+        fanout.withLock { $0.overflowing = dropped > 0 }
+        if dropped > 0 {
+            CableLog.emit(
+                LogEvent(level: .warn, name: "buffer_overflow", fields: [.subscription(serial), .count(dropped)]),
+                host: host)
+        }
     }
 }
 

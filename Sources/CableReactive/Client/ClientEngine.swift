@@ -199,9 +199,13 @@ final class ClientEngine: Sendable {
             if state == .unsubscribed {
                 core.boxes.removeValue(forKey: serial)
                 core.routes.remove(box.identifier, ifLeadingTo: box)
-                box.buffer.finish()
+                for sink in box.removeAllSinks() { sink.end(callbacks: callbacks) }
+                return
             }
-            callbacks.run { box.state.value = state }
+            let sinks = box.sinks
+            callbacks.run {
+                for sink in sinks { sink.state.value = state }
+            }
         case .scheduleRetry(let identifier, let generation, let delay):
             core.retryTimers[identifier]?.cancel()
             core.retryTimers[identifier] = scheduler.schedule(after: delay) { [weak self] in
@@ -216,24 +220,23 @@ final class ClientEngine: Sendable {
 
     /// Sends on the connection of the live session, if any. (A separate function: inlined into
     /// `execute`, this check crashes the Swift 6.3.1 optimizer's CopyPropagation pass in release builds.)
+    ///
+    /// - Returns: whether the text was queued (false without a live session).
     @inline(never)
-    private static func sendOnLiveSession(_ text: String, in core: Core) {
+    @discardableResult
+    private static func sendOnLiveSession(_ text: String, in core: Core) -> Bool {
         let live = core.machine.sessionID
-        if let open = core.connection, open.id == live {
-            open.connection.send(text: text)
-        }
+        guard let open = core.connection, open.id == live else { return false }
+        return open.connection.send(text: text)
     }
 
     // MARK: transport events
 
-    /// Connects; with a ``BatchReportingTransport``, messages arrive as bytes and consumers are woken once
-    /// per read (a ``DeliveryBatch``).
+    /// Connects. Every transport delivers through one path: text messages as validated UTF-8 to a
+    /// ``TextReceiver``, staged in a ``DeliveryBatch`` and handed over at the end of each read. A
+    /// ``BatchReportingTransport`` does this natively; any other transport's `.text` events are adapted, each
+    /// one a read of one message (``TextReceiver/adapting(_:)``).
     private func openTransport(_ request: URLRequest, id: UInt64) -> any WebSocketConnection {
-        guard let batching = transport as? any BatchReportingTransport else {
-            return transport.connect(request: request, protocols: Self.protocols) { [weak self] event in
-                self?.transportEvent(event, id: id, batch: nil)
-            }
-        }
         let batch = DeliveryBatch()
         // The data-frame path reaches `core` without the engine: `core` is captured strongly (it holds no
         // reference to the receiver, which a connection lets go of once it has delivered `.closed`), and the
@@ -253,22 +256,25 @@ final class ClientEngine: Sendable {
                 }
             }
         )
-        return batching.connect(request: request, protocols: Self.protocols, receiver: receiver) {
-            [weak self] event in
+        let handler = receiver.adapting { [weak self] event in
             self?.transportEvent(event, id: id, batch: batch)
         }
+        guard let batching = transport as? any BatchReportingTransport else {
+            return transport.connect(request: request, protocols: Self.protocols, handler: handler)
+        }
+        return batching.connect(request: request, protocols: Self.protocols, receiver: receiver, handler: handler)
     }
 
-    private func transportEvent(_ event: WebSocketEvent, id: UInt64, batch: DeliveryBatch?) {
+    private func transportEvent(_ event: WebSocketEvent, id: UInt64, batch: DeliveryBatch) {
         switch event {
         case .opened(let chosen):
             // A server that knows none of our protocols answers with the sentinel we offer last. No protocol
             // at all is accepted: Rails answers that way to a client that offers none it knows.
             if chosen == Self.unsupportedProtocol { handle(.machine(.unsupportedProtocol(id: id))) }
-        case .text(let text):
-            inbound(CableProtocol.decode(text), id: id, batch: batch)
+        case .text:
+            break  // handed to the receiver (`adapting`)
         case .closed(let info):
-            batch?.flush()
+            batch.flush()
             var unauthorized = false
             if case .failed(let error) = info, let status = error.httpStatus, status == 401 || status == 403 {
                 unauthorized = true
@@ -312,7 +318,7 @@ final class ClientEngine: Sendable {
         switch route {
         case .found(let box):
             batch.routedFrames = true
-            batch.stage(message, for: box.buffer)
+            batch.stage(message, for: box)
             return true
         case .notLive:
             return true
@@ -333,7 +339,7 @@ final class ClientEngine: Sendable {
     }
 
     /// The hot path, after one JSON parse outside the lock: a short locked routing step, the push outside it.
-    private func inbound(_ decoded: ServerFrame?, id: UInt64, batch: DeliveryBatch?) {
+    private func inbound(_ decoded: ServerFrame?, id: UInt64, batch: DeliveryBatch) {
         guard let frame = decoded else {
             core.withLock { _ = $0.machine.noteFrame(id: id, now: scheduler.now) }
             CableLog.emit(LogEvent(level: .debug, name: "bad_frame", fields: []), host: host)
@@ -346,7 +352,7 @@ final class ClientEngine: Sendable {
                 return core.routes.resolve(identifier)
             }
             if let box {
-                if let batch { batch.stage(message, for: box.buffer) } else { box.buffer.push(message) }
+                batch.stage(message, for: box)
             } else {
                 CableLog.emit(LogEvent(level: .debug, name: "unknown_identifier", fields: []), host: host)
             }
@@ -380,42 +386,50 @@ final class ClientEngine: Sendable {
 
     var isClosed: Bool { core.withLock { $0.closed } }
 
-    func subscribe(identifier: String) throws(CableError) -> (serial: Int, box: SubscriptionBox)? {
-        let result = core.withLock { core -> Result<(Int, SubscriptionBox)?, CableError> in
-            if core.closed { return .success(nil) }
-            guard let (serial, actions) = core.registry.add(identifier, random: &core.random) else {
-                return .failure(.duplicateSubscription(identifier: identifier))
+    /// A new handle on the subscription for `identifier`: on the live one if there is one (the server
+    /// subscription is shared), else on a new one. Nil after ``close()``.
+    func subscribe(identifier: String) -> (box: SubscriptionBox, sink: HandleSink)? {
+        core.withLock { core -> (SubscriptionBox, HandleSink)? in
+            if core.closed { return nil }
+            if let box = core.routes[identifier], box.identifier == identifier,
+                let entry = core.registry.entries[identifier]
+            {
+                return (box, box.addSink(state: entry.state))
             }
+            // (The registry refuses an identifier it has; the branch above shares it instead.)
+            guard let (serial, actions) = core.registry.add(identifier, random: &core.random) else { return nil }
             let box = SubscriptionBox(
-                serial: serial, identifier: identifier, capacity: options.messageBufferSize, host: host,
-                callbacks: callbacks)
+                serial: serial, identifier: identifier, bufferSize: options.messageBufferSize, host: host)
+            let sink = box.addSink(state: .pending)
             core.boxes[serial] = box
             core.routes.set(box, for: identifier)
             for action in actions { execute(action, in: &core) }
-            return .success((serial, box))
+            return (box, sink)
         }
-        return try result.get()
     }
 
-    func unsubscribe(identifier: String, serial: Int) {
+    /// Ends the handle `sink` of subscription `serial`; the last handle's release ends the server subscription.
+    func release(serial: Int, sink: UInt64) {
         let logs = core.withLock { core -> [LogEvent] in
-            guard let box = core.boxes[serial], box.identifier == identifier else { return [] }
-            for action in core.registry.remove(identifier) { execute(action, in: &core) }
+            guard let box = core.boxes[serial], let removed = box.removeSink(sink) else { return [] }
+            removed.end(callbacks: callbacks)
+            guard box.sinks.isEmpty else { return [] }
+            for action in core.registry.remove(box.identifier) { execute(action, in: &core) }
             defer { core.logs.removeAll() }
             return core.logs
         }
         emit(logs)
     }
 
-    func perform(identifier: String, action: String, data: JSONValue) -> Bool {
+    func perform(identifier: String, sink: UInt64, action: String, data: JSONValue) -> Bool {
         guard let text = try? CableProtocol.perform(identifier: identifier, action: action, data: data) else {
             return false
         }
         return core.withLock { core -> Bool in
-            guard core.registry.canPerform(identifier), let open = core.connection,
-                open.id == core.machine.sessionID
+            guard core.registry.canPerform(identifier), let box = core.routes[identifier],
+                box.identifier == identifier, box.contains(sink: sink)
             else { return false }
-            return open.connection.send(text: text)
+            return Self.sendOnLiveSession(text, in: core)
         }
     }
 

@@ -3,7 +3,7 @@ import Dispatch
 /// Where the client runs code it does not own (state observers, message observers): a serial queue, or
 /// the scheduler's ``CableScheduler/perform(_:)``. Never the network thread, never under the client's lock.
 struct CallbackExecutor: Sendable {
-    private let submit: @Sendable (@escaping @Sendable () -> Void) -> Void
+    let submit: @Sendable (@escaping @Sendable () -> Void) -> Void
 
     init(_ queue: DispatchQueue) {
         submit = { work in queue.async(execute: work) }

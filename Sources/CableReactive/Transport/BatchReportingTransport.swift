@@ -54,6 +54,22 @@ public struct TextReceiver: Sendable {
     }
 }
 
+extension TextReceiver {
+    /// `handler`, except that `.text` events go to this receiver, each as a read of one message: how a
+    /// transport without ``BatchReportingTransport`` (`URLSessionTransport`, `FakeTransport`, your own) feeds
+    /// the same delivery path as ``SocketTransport``.
+    func adapting(
+        _ handler: @escaping @Sendable (WebSocketEvent) -> Void
+    ) -> @Sendable (WebSocketEvent) -> Void {
+        let receiver = self
+        return { event in
+            guard case .text(var message) = event else { return handler(event) }
+            message.withUTF8 { receiver.text($0) }  // a String is valid UTF-8
+            receiver.batchEnded()
+        }
+    }
+}
+
 /// The messages of the current network read, staged per subscription and handed to each subscription's
 /// buffer in one go when the read ends.
 ///
@@ -66,7 +82,7 @@ public struct TextReceiver: Sendable {
 /// `batchEnded` callback, which the transport calls serially on its one I/O thread.
 final class DeliveryBatch: @unchecked Sendable {
     private struct Slot {
-        let buffer: MessageBuffer
+        let box: SubscriptionBox
         var messages: [JSONValue] = []
         /// The read that last staged a message here.
         var lastRead = 0
@@ -90,19 +106,19 @@ final class DeliveryBatch: @unchecked Sendable {
     /// How many buffers have a slot (for tests).
     var slotCount: Int { staged.count }
 
-    /// Stages `message` for `buffer`, after the messages staged for it before.
-    func stage(_ message: JSONValue, for buffer: MessageBuffer) {
+    /// Stages `message` for `box`, after the messages staged for it before.
+    func stage(_ message: JSONValue, for box: SubscriptionBox) {
         let slot: Int
-        if staged.indices.contains(lastSlot), staged[lastSlot].buffer === buffer {
+        if staged.indices.contains(lastSlot), staged[lastSlot].box === box {
             slot = lastSlot  // consecutive messages for one subscription skip the lookup
-        } else if dirty.count <= 16, let recent = dirty.first(where: { staged[$0].buffer === buffer }) {
+        } else if dirty.count <= 16, let recent = dirty.first(where: { staged[$0].box === box }) {
             slot = recent  // a few subscriptions take turns: comparing pointers beats hashing
-        } else if let known = slots[ObjectIdentifier(buffer)] {
+        } else if let known = slots[ObjectIdentifier(box)] {
             slot = known
         } else {
             slot = staged.count
-            slots[ObjectIdentifier(buffer)] = slot
-            staged.append(Slot(buffer: buffer))
+            slots[ObjectIdentifier(box)] = slot
+            staged.append(Slot(box: box))
         }
         if staged[slot].messages.isEmpty {
             dirty.append(slot)  // may repeat a slot; flush skips empty ones
@@ -110,7 +126,7 @@ final class DeliveryBatch: @unchecked Sendable {
         }
         lastSlot = slot
         staged[slot].messages.append(message)
-        if staged[slot].messages.count >= buffer.handOverThreshold { handOver(slot) }
+        if staged[slot].messages.count >= box.handOverThreshold { handOver(slot) }
     }
 
     /// Hands every staged message to its buffer; ends the read.
@@ -122,7 +138,7 @@ final class DeliveryBatch: @unchecked Sendable {
     }
 
     private func handOver(_ slot: Int) {
-        staged[slot].buffer.push(contentsOf: staged[slot].messages)
+        staged[slot].box.deliver(staged[slot].messages)
         staged[slot].messages.removeAll(keepingCapacity: true)
     }
 
@@ -131,7 +147,7 @@ final class DeliveryBatch: @unchecked Sendable {
         let recent = staged.filter { reads - $0.lastRead <= Self.idleReads }
         guard recent.count < staged.count else { return }
         staged = recent
-        slots = Dictionary(uniqueKeysWithValues: staged.indices.map { (ObjectIdentifier(staged[$0].buffer), $0) })
+        slots = Dictionary(uniqueKeysWithValues: staged.indices.map { (ObjectIdentifier(staged[$0].box), $0) })
         lastSlot = 0
     }
 }

@@ -18,21 +18,26 @@ public struct SignalValues<Base: Signal>: AsyncSequence, Sendable {
 
     /// Starts observing the base signal; observation ends when the iterator is released or the loop ends.
     public func makeAsyncIterator() -> Iterator {
-        Iterator(storage: IteratorStorage(base: base, buffering: buffering))
+        Iterator(consumer: PullConsumer(base, buffering: buffering))
     }
 
     /// The iterator of one loop. It is not `Sendable`: iterate from one task.
     public struct Iterator: AsyncIteratorProtocol {
-        let storage: IteratorStorage<Element>
+        @usableFromInline let consumer: PullConsumer<Element>
+
+        init(consumer: PullConsumer<Element>) {
+            self.consumer = consumer
+        }
 
         /// Returns the next value, waiting for one if the buffer is empty, or `nil` once the signal has
         /// finished or the task is cancelled.
+        @inlinable
         public mutating func next() async -> Element? {
-            await storage.next()
+            await consumer.next()
         }
 
         /// How many values this iterator's buffer has dropped.
-        public var droppedCount: Int { storage.droppedCount }
+        public var droppedCount: Int { consumer.box.droppedCount }
     }
 }
 
@@ -68,103 +73,55 @@ extension Signal {
     }
 }
 
-/// The buffer and waiting continuation behind one ``SignalValues/Iterator``.
-final class IteratorStorage<Element: Sendable>: Sendable {
-    private struct State {
-        var buffer: PolicyBuffer<Element>
-        var finished = false
-        var waiter: CheckedContinuation<Element?, Never>?
-    }
+/// One async consumer of a signal: a pull ``ObserverBox`` registered with the signal, and the token that
+/// keeps it registered (and keeps alive whatever the signal's chain holds) until the consumer is released.
+///
+/// An ``EventStream`` takes the box directly, so each value is buffered once and a send wakes the loop once
+/// however many values it brings. Any other signal feeds the box from an observation on the sending thread.
+@usableFromInline
+package final class PullConsumer<Element: Sendable>: Sendable {
+    @usableFromInline package let box: ObserverBox<Element>
+    @usableFromInline let observation: Observation
 
-    private enum Poll {
-        case element(Element)
-        case end
-        case empty
-    }
-
-    private let state: Locked<State>
-    private let observation: Locked<Observation?> = Locked(nil)
-
-    init<Base: Signal>(base: Base, buffering: BufferingPolicy) where Base.Element == Element {
-        state = Locked(State(buffer: PolicyBuffer(policy: buffering)))
-        let token = base.observeEvents(on: nil, buffering: .unbounded) { [weak self] event in
-            self?.receive(event)
+    /// Registers a pull box with `base`.
+    package init(_ base: some Signal<Element>, buffering: BufferingPolicy) {
+        let box = ObserverBox<Element>(pulling: buffering)
+        self.box = box
+        if let stream = (base as? EventStream<Element>)?.storage ?? (base as? MutableEventStream<Element>)?.storage {
+            observation = stream.attach(box)
+        } else {
+            observation = base.observeEvents(on: nil, buffering: .unbounded) { event in box.receive(event) }
         }
-        observation.withLock { $0 = token }
     }
 
-    deinit {
-        observation.withLock { $0 }?.cancel()
+    /// Registers a pull box with the stream behind `storage`; `keeping` stays alive as long as the consumer.
+    package init(_ storage: StreamStorage<Element>, buffering: BufferingPolicy, keeping owner: (any Sendable)?) {
+        box = ObserverBox(pulling: buffering)
+        let attached = storage.attach(box)
+        observation =
+            owner.map { owner in
+                Observation(
+                    cancel: {
+                        attached.cancel()
+                        _ = owner
+                    }, droppedCount: { attached.droppedCount })
+            } ?? attached
     }
 
-    var droppedCount: Int { state.withLock { $0.buffer.droppedCount } }
+    deinit { observation.cancel() }
 
-    private func receive(_ event: SignalEvent<Element>) {
-        let resume = state.withLock { state -> (CheckedContinuation<Element?, Never>, Element?)? in
-            guard !state.finished else { return nil }
-            switch event {
-            case .value(let value):
-                if let waiter = state.waiter {
-                    state.waiter = nil
-                    return (waiter, value)
-                }
-                state.buffer.push(value)
+    /// The next value, waiting if none is buffered; nil at the end, after cancellation, or when the task is
+    /// cancelled (which also ends the observation). A buffered value is taken without suspending.
+    @inlinable
+    package func next() async -> Element? {
+        while true {
+            switch box.poll() {
+            case .element(let element): return element
+            case .end:
+                observation.cancel()  // stop observing, and let go of what the chain holds
                 return nil
-            case .finished:
-                state.finished = true
-                guard let waiter = state.waiter else { return nil }
-                state.waiter = nil
-                return (waiter, nil)
+            case .empty: await box.wait()
             }
         }
-        if let (waiter, value) = resume { waiter.resume(returning: value) }
-    }
-
-    private func poll() -> Poll {
-        state.withLock { state in
-            if let element = state.buffer.popFirst() { return .element(element) }
-            return state.finished ? .end : .empty
-        }
-    }
-
-    func next() async -> Element? {
-        switch poll() {
-        case .element(let element): return element
-        case .end: return nil
-        case .empty: break
-        }
-        if Task.isCancelled {
-            end()
-            return nil
-        }
-        return await withTaskCancellationHandler {
-            await withCheckedContinuation { continuation in
-                let immediate = state.withLock { state -> Poll in
-                    if let element = state.buffer.popFirst() { return .element(element) }
-                    if state.finished { return .end }
-                    state.waiter = continuation
-                    return .empty
-                }
-                switch immediate {
-                case .element(let element): continuation.resume(returning: element)
-                case .end: continuation.resume(returning: nil)
-                case .empty: break
-                }
-            }
-        } onCancel: {
-            end()
-        }
-    }
-
-    /// Stops observing and ends the iteration; a waiting `next()` returns nil.
-    private func end() {
-        let waiter = state.withLock { state -> CheckedContinuation<Element?, Never>? in
-            state.finished = true
-            state.buffer.removeAll()
-            defer { state.waiter = nil }
-            return state.waiter
-        }
-        waiter?.resume(returning: nil)
-        observation.withLock { $0 }?.cancel()
     }
 }

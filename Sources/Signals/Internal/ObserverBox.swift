@@ -1,56 +1,152 @@
 import Dispatch
 
-/// One observer: its handler, its buffer, and the drain loop that delivers serially without holding a lock.
+/// One observer: its buffer, and the way events leave it. The one per-observer mechanism of Signals; every
+/// observation and every async iterator is one of these.
 ///
-/// Sources call ``enqueue(_:)`` while holding their own lock, so every observer receives events in the
-/// order the source accepted them. Whoever gets `true` back must call ``scheduleDrain()`` after releasing
-/// that lock; the drain loop then delivers until the buffer is empty. A send that arrives while a drain is
-/// running (from another thread, or re-entrantly from the handler itself) only appends: the running loop
-/// delivers it, so the handler never runs concurrently with itself and re-entrant sends cannot deadlock.
-final class ObserverBox<Element: Sendable>: Sendable {
-    private struct State {
-        var buffer: PolicyBuffer<Element>
-        var finishPending = false
-        var draining = false
-        var handler: (@Sendable (SignalEvent<Element>) -> Void)?
+/// Sources call ``enqueue(contentsOf:dropped:)`` while holding their own lock, so every observer receives
+/// events in the order the source accepted them. A ``Wake`` that comes back must be run (``Wake/run()``)
+/// after releasing that lock. Events leave the box in one of two ways:
+///
+/// - **Push** (an observation): a drain loop calls the handler until the buffer is empty, on the observer's
+///   queue or on the sending thread. A send that arrives while a drain runs (from another thread, or
+///   re-entrantly from the handler) only appends; the running loop delivers it, so the handler never runs
+///   concurrently with itself and re-entrant sends cannot deadlock.
+/// - **Pull** (an async iterator): the consumer takes elements with ``poll()`` and suspends in ``wait()``
+///   when there are none; a send resumes it once, however many elements it brings. Elements it took are
+///   released by the next send, on the sending thread: glibc frees another thread's memory under that
+///   thread's arena lock, and a consumer on another core freeing every message contended with the
+///   producer's allocations (a benchmark client ran at half speed). At most one buffer's worth waits.
+///
+/// Inlinable, so that the hot paths are specialized in the modules that use them for their element type.
+@usableFromInline
+package final class ObserverBox<Element: Sendable>: Drainable {
+    @usableFromInline
+    struct State {
+        @usableFromInline var buffer: PolicyBuffer<Element>
+        /// The source finished; the consumer gets `.finished` after the buffer.
+        @usableFromInline var finishPending = false
+        /// Cancelled, or the end was delivered: nothing more comes out.
+        @usableFromInline var ended = false
+        @usableFromInline var draining = false
+        @usableFromInline var handler: (@Sendable (SignalEvent<Element>) -> Void)?
+        @usableFromInline var waiter: CheckedContinuation<Void, Never>?
+        /// Pull mode: elements the consumer took, released by the next send.
+        @usableFromInline var taken: [Element] = []
+
+        @inlinable
+        init(buffer: PolicyBuffer<Element>, handler: (@Sendable (SignalEvent<Element>) -> Void)?) {
+            self.buffer = buffer
+            self.handler = handler
+        }
     }
 
-    private let state: Locked<State>
-    private let queue: DispatchQueue?
+    /// What ``poll()`` found.
+    @usableFromInline
+    package enum Poll: Sendable {
+        case element(Element)
+        case end
+        case empty
+    }
 
-    init(queue: DispatchQueue?, buffering: BufferingPolicy, handler: @escaping @Sendable (SignalEvent<Element>) -> Void)
-    {
-        self.queue = queue
+    /// Runs work serially somewhere else: a queue's `async`, or a module's own executor.
+    @usableFromInline
+    package typealias Submit = @Sendable (@escaping @Sendable () -> Void) -> Void
+
+    @usableFromInline let state: Locked<State>
+    /// Where the push drain runs; nil runs it on the sending thread.
+    @usableFromInline let submit: Submit?
+    @usableFromInline let pulls: Bool
+
+    /// A push box: `handler` gets the events, on `queue` or on the sending thread.
+    convenience init(
+        queue: DispatchQueue?, buffering: BufferingPolicy, handler: @escaping @Sendable (SignalEvent<Element>) -> Void
+    ) {
+        var submit: Submit?
+        if let queue {
+            submit = { @Sendable work in queue.async(execute: work) }
+        }
+        self.init(submit: submit, buffering: buffering, handler: handler)
+    }
+
+    /// A push box whose drain runs through `submit` (serially, in submission order), or on the sending thread.
+    package init(
+        submit: Submit?, buffering: BufferingPolicy, handler: @escaping @Sendable (SignalEvent<Element>) -> Void
+    ) {
+        self.submit = submit
+        pulls = false
         state = Locked(State(buffer: PolicyBuffer(policy: buffering), handler: handler))
     }
 
-    /// Buffers `element`. Returns true when the caller must call ``scheduleDrain()``.
-    func enqueue(_ element: Element) -> Bool {
-        state.withLock { state in
-            guard state.handler != nil, !state.finishPending else { return false }
-            state.buffer.push(element)
-            return Self.claimDrain(&state)
+    /// A pull box, for an async iterator.
+    @inlinable
+    package init(pulling buffering: BufferingPolicy) {
+        submit = nil
+        pulls = true
+        state = Locked(State(buffer: PolicyBuffer(policy: buffering), handler: nil))
+    }
+
+    /// Buffers `elements` in order, adding to `dropped` what the policy drops.
+    @inlinable
+    package func enqueue(contentsOf elements: some Collection<Element>, dropped: inout Int) -> Wake? {
+        var released: [Element] = []  // the consumer's taken elements, freed here after the lock
+        return state.withLock { state -> Wake? in
+            guard !state.ended, !state.finishPending else { return nil }
+            if pulls, !state.taken.isEmpty {
+                if state.taken.count > 8 {
+                    swap(&released, &state.taken)
+                } else {
+                    state.taken.removeAll(keepingCapacity: true)  // a few: not worth a new array
+                }
+            }
+            for element in elements where state.buffer.push(element) { dropped += 1 }
+            return wake(&state)
         }
     }
 
-    /// Marks the end of the signal. Returns true when the caller must call ``scheduleDrain()``.
-    func enqueueFinish() -> Bool {
-        state.withLock { state in
-            guard state.handler != nil, !state.finishPending else { return false }
+    /// Buffers `element`. Returns what the caller must run after its lock.
+    @inlinable
+    package func enqueue(_ element: Element) -> Wake? {
+        var dropped = 0
+        return enqueue(contentsOf: CollectionOfOne(element), dropped: &dropped)
+    }
+
+    /// Marks the end of the signal. Returns what the caller must run after its lock.
+    @inlinable
+    package func enqueueFinish() -> Wake? {
+        state.withLock { state -> Wake? in
+            guard !state.ended, !state.finishPending else { return nil }
             state.finishPending = true
-            return Self.claimDrain(&state)
+            return wake(&state)
         }
     }
 
-    private static func claimDrain(_ state: inout State) -> Bool {
-        if state.draining { return false }
-        state.draining = true
-        return true
+    /// Feeds one event from an upstream observation (a pull box behind a generic signal).
+    @inlinable
+    package func receive(_ event: SignalEvent<Element>) {
+        switch event {
+        case .value(let element): enqueue(element)?.run()
+        case .finished: enqueueFinish()?.run()
+        }
     }
 
-    func scheduleDrain() {
-        if let queue {
-            queue.async { self.drain() }
+    @inlinable
+    func wake(_ state: inout State) -> Wake? {
+        if pulls {
+            guard let waiter = state.waiter else { return nil }
+            state.waiter = nil
+            return .resume(waiter)
+        }
+        if state.draining { return nil }
+        state.draining = true
+        return .drain(self)
+    }
+
+    // MARK: push
+
+    @usableFromInline
+    package func scheduleDrain() {
+        if let submit {
+            submit { self.drain() }
         } else {
             drain()
         }
@@ -64,7 +160,7 @@ final class ObserverBox<Element: Sendable>: Sendable {
 
     private func nextDelivery() -> ((@Sendable (SignalEvent<Element>) -> Void), SignalEvent<Element>)? {
         state.withLock { state in
-            guard let handler = state.handler else {
+            guard !state.ended, let handler = state.handler else {
                 state.draining = false
                 return nil
             }
@@ -74,6 +170,7 @@ final class ObserverBox<Element: Sendable>: Sendable {
             if state.finishPending {
                 // Terminal: release the handler so nothing it captured outlives the signal.
                 state.handler = nil
+                state.ended = true
                 state.draining = false
                 return (handler, .finished)
             }
@@ -82,65 +179,166 @@ final class ObserverBox<Element: Sendable>: Sendable {
         }
     }
 
-    /// Stops delivery and releases the handler.
-    func cancel() {
-        let released = state.withLock { state -> (@Sendable (SignalEvent<Element>) -> Void)? in
-            defer {
-                state.handler = nil
-                state.buffer.removeAll()
+    // MARK: pull
+
+    /// Takes the next element without waiting; `.end` once the signal finished (after the buffer) or the
+    /// box was cancelled.
+    @inlinable
+    package func poll() -> Poll {
+        state.withLock { state in
+            if let element = state.buffer.popFirst() {
+                if !state.finishPending { state.taken.append(element) }  // after the end no send releases it
+                return .element(element)
             }
-            return state.handler
+            guard state.finishPending || state.ended else { return .empty }
+            state.ended = true
+            state.taken.removeAll()
+            return .end
         }
-        // The handler (and what it captured) is released here, outside the lock.
-        _ = released
     }
 
-    var droppedCount: Int { state.withLock { $0.buffer.droppedCount } }
+    /// Suspends until an element or the end is available (or the task is cancelled, which cancels the box).
+    @inlinable
+    package func wait() async {
+        await withTaskCancellationHandler {
+            await withCheckedContinuation { (waiter: CheckedContinuation<Void, Never>) in
+                let ready = state.withLock { state -> Bool in
+                    if !state.buffer.isEmpty || state.finishPending || state.ended { return true }
+                    state.waiter = waiter
+                    return false
+                }
+                if ready { waiter.resume() }
+            }
+        } onCancel: {
+            cancel()
+        }
+    }
+
+    // MARK: both
+
+    /// Stops delivery, drops what is buffered and releases the handler; a waiting consumer resumes and ends.
+    @usableFromInline
+    package func cancel() {
+        let (handler, waiter, taken) = state.withLock {
+            state -> ((@Sendable (SignalEvent<Element>) -> Void)?, CheckedContinuation<Void, Never>?, [Element]) in
+            state.ended = true
+            state.buffer.removeAll()
+            defer {
+                state.handler = nil
+                state.waiter = nil
+                state.taken = []
+            }
+            return (state.handler, state.waiter, state.taken)
+        }
+        // The handler (and what it captured) and the taken elements are released here, outside the lock.
+        _ = (handler, taken)
+        waiter?.resume()
+    }
+
+    package var droppedCount: Int { state.withLock { $0.buffer.droppedCount } }
+
+    /// Whether a pull consumer is suspended in ``wait()`` (for tests).
+    package var isWaiting: Bool { state.withLock { $0.waiter != nil } }
+
+    /// How many taken elements wait for the next send to release them (for tests).
+    package var takenAwaitingRelease: Int { state.withLock { $0.taken.count } }
 }
 
 /// The observers of one source, with the ids their tokens use to remove them.
+@usableFromInline
 struct ObserverList<Element: Sendable> {
-    private var entries: [(id: UInt64, box: ObserverBox<Element>)] = []
-    private var nextID: UInt64 = 0
+    @usableFromInline var entries: [(id: UInt64, box: ObserverBox<Element>)] = []
+    @usableFromInline var nextID: UInt64 = 0
 
-    var isEmpty: Bool { entries.isEmpty }
+    @inlinable init() {}
 
+    @inlinable var isEmpty: Bool { entries.isEmpty }
+
+    @inlinable
     mutating func insert(_ box: ObserverBox<Element>) -> UInt64 {
         nextID += 1
         entries.append((nextID, box))
         return nextID
     }
 
+    @inlinable
     mutating func remove(id: UInt64) {
         entries.removeAll { $0.id == id }
     }
 
+    @inlinable
     mutating func removeAll() -> [ObserverBox<Element>] {
         defer { entries.removeAll() }
         return entries.map(\.box)
     }
 
-    /// Buffers `element` in every observer; returns the ones whose drain the caller must schedule.
-    func enqueue(_ element: Element) -> DrainList<Element> {
-        var list = DrainList<Element>()
-        for entry in entries where entry.box.enqueue(element) {
-            list.append(entry.box)
+    /// Buffers `elements` in every observer; returns the wakes the caller must run after its lock.
+    @inlinable
+    func enqueue(contentsOf elements: some Collection<Element>, dropped: inout Int) -> WakeList {
+        var list = WakeList()
+        for entry in entries {
+            if let wake = entry.box.enqueue(contentsOf: elements, dropped: &dropped) { list.append(wake) }
         }
         return list
     }
+
+    @inlinable
+    func enqueue(_ element: Element) -> WakeList {
+        var dropped = 0
+        return enqueue(contentsOf: CollectionOfOne(element), dropped: &dropped)
+    }
 }
 
-/// Boxes to drain after a source releases its lock; holds one without allocating.
-struct DrainList<Element: Sendable> {
-    private var first: ObserverBox<Element>?
-    private var rest: [ObserverBox<Element>] = []
+/// A box whose push drain can be started; what a ``Wake`` holds, so that wakes are not generic (generic
+/// enums and their copies look up type metadata at run time on the hot path).
+@usableFromInline
+package protocol Drainable: AnyObject, Sendable {
+    func scheduleDrain()
+}
 
-    mutating func append(_ box: ObserverBox<Element>) {
-        if first == nil { first = box } else { rest.append(box) }
+/// What a source must do for one observer after releasing its lock: start its push drain, or resume its
+/// waiting pull consumer. A struct of two optionals rather than an enum: an enum with these payloads is
+/// handled by run-time calls (multi-payload enum tags) on the hot path.
+@usableFromInline
+package struct Wake: Sendable {
+    @usableFromInline let box: (any Drainable)?
+    @usableFromInline let waiter: CheckedContinuation<Void, Never>?
+
+    @inlinable
+    static func drain(_ box: any Drainable) -> Wake { Wake(box: box, waiter: nil) }
+
+    @inlinable
+    static func resume(_ waiter: CheckedContinuation<Void, Never>) -> Wake { Wake(box: nil, waiter: waiter) }
+
+    @inlinable
+    init(box: (any Drainable)?, waiter: CheckedContinuation<Void, Never>?) {
+        self.box = box
+        self.waiter = waiter
     }
 
+    @inlinable
+    package func run() {
+        box?.scheduleDrain()
+        waiter?.resume()
+    }
+}
+
+/// Wakes to run after a source releases its lock; holds one without allocating.
+@usableFromInline
+struct WakeList: Sendable {
+    @usableFromInline var first: Wake?
+    @usableFromInline var rest: [Wake] = []
+
+    @inlinable init() {}
+
+    @inlinable
+    mutating func append(_ wake: Wake) {
+        if first == nil { first = wake } else { rest.append(wake) }
+    }
+
+    @inlinable
     func run() {
-        first?.scheduleDrain()
-        for box in rest { box.scheduleDrain() }
+        first?.run()
+        for wake in rest { wake.run() }
     }
 }

@@ -1,9 +1,16 @@
-/// A FIFO ring buffer that grows by doubling; the storage behind every observer's buffer.
+/// A FIFO ring buffer that grows by doubling; the storage behind every observer's buffer, and the only ring
+/// buffer in the package.
+///
+/// Inlinable, so that a module that buffers its own element type (CableReactive's messages) gets it
+/// specialized: unspecialized, every push and pop looked up generic metadata at run time, which cost more
+/// than the buffer's own work.
+@usableFromInline
 package struct RingBuffer<Element> {
-    private var storage: ContiguousArray<Element?>
-    private var head = 0
-    package private(set) var count = 0
+    @usableFromInline var storage: ContiguousArray<Element?>
+    @usableFromInline var head = 0
+    @usableFromInline package private(set) var count = 0
 
+    @inlinable
     package init(capacity: Int = 0) {
         storage = ContiguousArray(repeating: nil, count: max(capacity, 0))
     }
@@ -17,9 +24,10 @@ package struct RingBuffer<Element> {
         for element in contents { append(element) }
     }
 
-    package var isEmpty: Bool { count == 0 }
-    package var capacity: Int { storage.count }
+    @inlinable package var isEmpty: Bool { count == 0 }
+    @inlinable package var capacity: Int { storage.count }
 
+    @inlinable
     package mutating func append(_ element: Element) {
         if count == storage.count { grow() }
         var slot = head + count
@@ -28,6 +36,7 @@ package struct RingBuffer<Element> {
         count += 1
     }
 
+    @inlinable
     package mutating func popFirst() -> Element? {
         guard count > 0 else { return nil }
         let element = storage[head]
@@ -38,6 +47,7 @@ package struct RingBuffer<Element> {
         return element
     }
 
+    @inlinable
     package mutating func removeAll() {
         while popFirst() != nil {}
         head = 0
@@ -51,7 +61,8 @@ package struct RingBuffer<Element> {
         }
     }
 
-    private mutating func grow() {
+    @inlinable
+    mutating func grow() {
         let newCapacity = Swift.max(4, storage.count * 2)
         var grown = ContiguousArray<Element?>(repeating: nil, count: newCapacity)
         for offset in 0..<count {
@@ -65,20 +76,23 @@ package struct RingBuffer<Element> {
 }
 
 /// A ``RingBuffer`` that applies a ``BufferingPolicy`` and counts what it drops.
+@usableFromInline
 package struct PolicyBuffer<Element> {
-    package let policy: BufferingPolicy
-    package private(set) var buffer: RingBuffer<Element>
-    package private(set) var droppedCount = 0
+    @usableFromInline package let policy: BufferingPolicy
+    @usableFromInline package private(set) var buffer: RingBuffer<Element>
+    @usableFromInline package private(set) var droppedCount = 0
 
+    @inlinable
     package init(policy: BufferingPolicy) {
         self.policy = policy
         buffer = RingBuffer(capacity: policy.limit.map { Swift.min($0, 16) } ?? 0)
     }
 
-    package var isEmpty: Bool { buffer.isEmpty }
-    package var count: Int { buffer.count }
+    @inlinable package var isEmpty: Bool { buffer.isEmpty }
+    @inlinable package var count: Int { buffer.count }
 
     /// Adds `element`, dropping one element if the policy says so. Returns true if something was dropped.
+    @inlinable
     @discardableResult
     package mutating func push(_ element: Element) -> Bool {
         switch policy.kind {
@@ -104,6 +118,6 @@ package struct PolicyBuffer<Element> {
         }
     }
 
-    package mutating func popFirst() -> Element? { buffer.popFirst() }
-    package mutating func removeAll() { buffer.removeAll() }
+    @inlinable package mutating func popFirst() -> Element? { buffer.popFirst() }
+    @inlinable package mutating func removeAll() { buffer.removeAll() }
 }

@@ -19,19 +19,19 @@ final class Combiner<Input: Sendable, State: Sendable, Output: Sendable>: Sendab
     }
 
     private func receive(_ event: SignalEvent<Input>, from index: Int) {
-        let mustDrain = state.withLock { state in
-            var mustDrain = false
+        let wake = state.withLock { state in
+            var wake: Wake?
             step(&state, index, event) { output in
-                let claimed: Bool
+                let claimed: Wake?
                 switch output {
                 case .value(let value): claimed = box.enqueue(value)
                 case .finished: claimed = box.enqueueFinish()
                 }
-                mustDrain = mustDrain || claimed
+                wake = wake ?? claimed  // one box: at most one wake is ever claimed
             }
-            return mustDrain
+            return wake
         }
-        if mustDrain { box.scheduleDrain() }
+        wake?.run()
     }
 
     /// A signal that, for each observer, observes every input and combines them with `step`.

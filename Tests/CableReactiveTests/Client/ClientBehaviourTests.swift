@@ -303,17 +303,6 @@ struct ClientSubscriptionTests {
         #expect(await iterator.next() == Chat(user: "b", text: "yo"))
     }
 
-    @Test("a second subscribe with the same params throws until the first is unsubscribed")
-    func duplicates() throws {
-        let h = try ClientHarness()
-        let first = try h.client.subscribe(params)
-        #expect(throws: CableError.duplicateSubscription(identifier: #"{"channel":"ChatChannel","room":"lobby"}"#)) {
-            _ = try h.client.subscribe(params)
-        }
-        first.unsubscribe()
-        _ = try h.client.subscribe(params)
-    }
-
     @Test("params without a string channel are rejected")
     func missingChannel() throws {
         let h = try ClientHarness()

@@ -1,0 +1,231 @@
+import Signals
+import Testing
+
+@testable import CableReactive
+
+/// Staged delivery: a read's messages reach each subscription's handles in one hand-over (see `DeliveryBatch`),
+/// and each consumer's pull buffer (Signals' `ObserverBox`) wakes it once per hand-over.
+@Suite struct DeliveryBatchTests {
+    /// One subscription with one handle.
+    struct Fixture {
+        let box: SubscriptionBox
+        let sink: HandleSink
+
+        init(bufferSize: Int, serial: Int = 1) {
+            box = SubscriptionBox(serial: serial, identifier: "s\(serial)", bufferSize: bufferSize, host: "h")
+            sink = box.addSink(state: .pending)
+        }
+
+        /// A consumer as a `for await` loop has it.
+        func consumer() -> PullConsumer<JSONValue> {
+            PullConsumer(sink.messages.storage, buffering: .bufferingNewest(box.bufferSize), keeping: nil)
+        }
+    }
+
+    /// Everything the consumer can take without waiting.
+    static func drain(_ consumer: PullConsumer<JSONValue>) -> [JSONValue] {
+        var received: [JSONValue] = []
+        while case .element(let message) = consumer.box.poll() { received.append(message) }
+        return received
+    }
+
+    /// Starts a consumer task and returns once it is suspended waiting.
+    private func waitingConsumer(_ fixture: Fixture, count: Int) async -> (
+        Task<[JSONValue?], Never>, ObserverBox<JSONValue>
+    ) {
+        let consumer = fixture.consumer()
+        let task = Task {
+            var received: [JSONValue?] = []
+            for _ in 0..<count { received.append(await consumer.next()) }
+            return received
+        }
+        while !consumer.box.isWaiting { await Task.yield() }
+        return (task, consumer.box)
+    }
+
+    @Test func aBatchHandsItsMessagesOverWhenItEnds() async throws {
+        let f = Fixture(bufferSize: 128)
+        let batch = DeliveryBatch()
+        let (task, box) = await waitingConsumer(f, count: 3)
+        batch.stage(1, for: f.box)
+        batch.stage(2, for: f.box)
+        #expect(box.isWaiting, "the consumer stays parked until the read ends")
+        batch.stage(3, for: f.box)
+        batch.flush()
+        #expect(await task.value == [1, 2, 3])
+        #expect(f.sink.messages.droppedCount == 0)
+    }
+
+    @Test func halfAFullBufferIsHandedOverAtOnce() async throws {
+        let f = Fixture(bufferSize: 4)
+        let batch = DeliveryBatch()
+        let (task, box) = await waitingConsumer(f, count: 3)
+        batch.stage(1, for: f.box)
+        #expect(box.isWaiting)
+        batch.stage(2, for: f.box)  // 2 of 4 staged: handed over now
+        #expect(!box.isWaiting)
+        batch.stage(3, for: f.box)
+        batch.flush()
+        #expect(await task.value == [1, 2, 3])
+        #expect(f.sink.messages.droppedCount == 0)
+    }
+
+    @Test func aReadLongerThanTheBufferLosesNothingWhileTheConsumerKeepsUp() {
+        // 20 messages staged in one read for a 4-message buffer, the consumer taking each hand-over (2
+        // messages) before the next: nothing is dropped.
+        let f = Fixture(bufferSize: 4)
+        let batch = DeliveryBatch()
+        let consumer = f.consumer()
+        var received: [JSONValue] = []
+        for value in 0..<20 {
+            batch.stage(.int(value), for: f.box)
+            received += Self.drain(consumer)
+        }
+        batch.flush()
+        received += Self.drain(consumer)
+        #expect(received == (0..<20).map { .int($0) })
+        #expect(f.sink.messages.droppedCount == 0)
+    }
+
+    @Test func stagingKeepsEachSubscriptionsOrderAcrossInterleavedMessages() {
+        let fixtures = (0..<3).map { Fixture(bufferSize: 64, serial: $0) }
+        let batch = DeliveryBatch()
+        for value in 0..<30 { batch.stage(.int(value), for: fixtures[value % 3].box) }
+        batch.flush()
+        for (index, fixture) in fixtures.enumerated() {
+            #expect(Self.drain(fixture.consumer()) == stride(from: index, to: 30, by: 3).map { .int($0) })
+        }
+    }
+
+    @Test(arguments: [1, 3, 40])
+    func everyReadHandsOverEverySubscriptionsMessages(subscriptions: Int) {
+        // Slots outlive a read: the second and later reads must still hand everything over, whether the
+        // subscriptions' messages come in runs, take turns, or spread over more than a few of them.
+        let fixtures = (0..<subscriptions).map { Fixture(bufferSize: 1_000, serial: $0) }
+        let batch = DeliveryBatch()
+        var expected = Array(repeating: [JSONValue](), count: subscriptions)
+        var value = 0
+        for read in 0..<5 {
+            for step in 0..<60 {
+                let index = read.isMultiple(of: 2) ? step % subscriptions : (step / 20) % subscriptions
+                batch.stage(.int(value), for: fixtures[index].box)
+                expected[index].append(.int(value))
+                value += 1
+            }
+            batch.flush()
+        }
+        for (index, fixture) in fixtures.enumerated() {
+            #expect(Self.drain(fixture.consumer()) == expected[index], "subscription \(index)")
+        }
+    }
+
+    @Test func aFullBufferKeepsTheNewestOfAHandOverAndCountsTheRest() {
+        let f = Fixture(bufferSize: 4)
+        let consumer = f.consumer()
+        f.box.deliver((0..<10).map { JSONValue.int($0) })
+        #expect(Self.drain(consumer) == [6, 7, 8, 9])
+        #expect(consumer.box.droppedCount == 6)
+        #expect(f.sink.messages.droppedCount == 6)
+    }
+
+    @Test func messagesHeldBeforeTheFirstConsumerKeepTheNewestAndCountTheRest() {
+        let f = Fixture(bufferSize: 4)
+        f.box.deliver((0..<10).map { JSONValue.int($0) })
+        let consumer = f.consumer()
+        #expect(Self.drain(consumer) == [6, 7, 8, 9])
+        #expect(consumer.box.droppedCount == 0, "the drops happened while held, before this consumer")
+        #expect(f.sink.messages.droppedCount == 6)
+    }
+
+    @Test func messagesStillStagedWhenTheStreamEndsAreDiscarded() async throws {
+        let f = Fixture(bufferSize: 8)
+        let batch = DeliveryBatch()
+        let (task, _) = await waitingConsumer(f, count: 3)
+        batch.stage("a", for: f.box)
+        batch.flush()
+        batch.stage("b", for: f.box)
+        f.sink.messages.finish()  // unsubscribed or closed: final, even mid-read
+        batch.flush()
+        #expect(await task.value == ["a", nil, nil])
+    }
+
+    @Test func consumedMessagesAreReleasedByTheNextHandOver() {
+        let f = Fixture(bufferSize: 256)
+        let consumer = f.consumer()
+        f.box.deliver((0..<100).map { JSONValue.int($0) })
+        #expect(Self.drain(consumer).count == 100)
+        #expect(consumer.box.takenAwaitingRelease == 100, "kept for the network thread, never more than it sent")
+        f.box.deliver(CollectionOfOne(100))
+        #expect(consumer.box.takenAwaitingRelease == 0)
+        #expect(Self.drain(consumer) == [100])
+        f.box.deliver(CollectionOfOne(101))  // a few are released in place
+        #expect(consumer.box.takenAwaitingRelease == 0)
+    }
+
+    @Test func theEndReleasesConsumedMessagesAtOnce() {
+        let f = Fixture(bufferSize: 16)
+        let consumer = f.consumer()
+        f.box.deliver((0..<4).map { JSONValue.int($0) })
+        guard case .element = consumer.box.poll() else { return #expect(Bool(false)) }
+        #expect(consumer.box.takenAwaitingRelease == 1)
+        f.sink.messages.finish()
+        #expect(Self.drain(consumer) == [1, 2, 3])
+        guard case .end = consumer.box.poll() else { return #expect(Bool(false), "the end follows the buffer") }
+        #expect(consumer.box.takenAwaitingRelease == 0, "no hand-over will come after the end")
+    }
+
+    @Test func slotsIdleForManyReadsAreForgotten() {
+        let fixtures = (0..<100).map { Fixture(bufferSize: 1_000, serial: $0) }
+        let batch = DeliveryBatch()
+        for (index, fixture) in fixtures.enumerated() { batch.stage(.int(index), for: fixture.box) }
+        batch.flush()
+        #expect(batch.slotCount == 100)
+        for read in 1...(2 * DeliveryBatch.idleReads) {
+            batch.stage(.int(1_000 + read), for: fixtures[7].box)
+            batch.flush()
+        }
+        #expect(batch.slotCount == 1, "only the busy subscription keeps its slot")
+        batch.stage(.int(5_000), for: fixtures[3].box)  // a forgotten one comes back
+        batch.flush()
+        for (index, fixture) in fixtures.enumerated() {
+            var expected: [JSONValue] = [.int(index)]
+            if index == 7 { expected += (1...(2 * DeliveryBatch.idleReads)).map { .int(1_000 + $0) } }
+            if index == 3 { expected.append(5_000) }
+            #expect(Self.drain(fixture.consumer()) == expected, "subscription \(index)")
+        }
+    }
+
+    @Test func aCancelledConsumerLeavesLaterMessagesForTheNextOne() async throws {
+        let f = Fixture(bufferSize: 8)
+        let batch = DeliveryBatch()
+        var first: PullConsumer<JSONValue>? = f.consumer()
+        let box = try #require(first?.box)
+        let task = Task { [box] in
+            await box.wait()
+            return box.poll()
+        }
+        while !box.isWaiting { await Task.yield() }
+        batch.stage("kept", for: f.box)
+        first = nil  // the loop ends: its consumer is released
+        guard case .end = await task.value else { return #expect(Bool(false), "a released consumer ends") }
+        batch.flush()
+        #expect(Self.drain(f.consumer()) == ["kept"], "held for the next consumer")
+        _ = first
+    }
+
+    @Test func twoConsumersEachGetEveryMessageAndTheirOwnDropCounts() {
+        let f = Fixture(bufferSize: 4)
+        let fast = f.consumer()
+        let slow = f.consumer()
+        var fastReceived: [JSONValue] = []
+        for value in 0..<10 {
+            f.box.deliver(CollectionOfOne(.int(value)))
+            fastReceived += Self.drain(fast)
+        }
+        #expect(fastReceived == (0..<10).map { .int($0) })
+        #expect(Self.drain(slow) == [6, 7, 8, 9])
+        #expect(fast.box.droppedCount == 0)
+        #expect(slow.box.droppedCount == 6)
+        #expect(f.sink.messages.droppedCount == 6, "the total is the sum over consumers")
+    }
+}
