@@ -70,13 +70,20 @@ public final class FakeTransport: WebSocketTransport {
         public let request: URLRequest
         /// The subprotocols the client offered.
         public let protocols: [String]
-        private let handler: @Sendable (WebSocketEvent) -> Void
+        private let eventHandler: @Sendable (WebSocketEvent) -> Void
+        /// Held while an event is delivered: tests may call ``receive(_:)`` and the rest from many threads at
+        /// once, and a transport's handler receives events serially (the `WebSocketTransport` contract).
+        private let delivery = Locked(())
         private let state = Locked(State())
 
         init(request: URLRequest, protocols: [String], handler: @escaping @Sendable (WebSocketEvent) -> Void) {
             self.request = request
             self.protocols = protocols
-            self.handler = handler
+            eventHandler = handler
+        }
+
+        private func deliver(_ event: WebSocketEvent) {
+            delivery.withLock { _ in eventHandler(event) }
         }
 
         /// Every text frame the client sent, in order.
@@ -113,12 +120,12 @@ public final class FakeTransport: WebSocketTransport {
                 state.phase = .open
                 return true
             }
-            if opened { handler(.opened(protocol: subprotocol)) }
+            if opened { deliver(.opened(protocol: subprotocol)) }
         }
 
         /// The server sends `text`.
         public func receive(_ text: String) {
-            handler(.text(text))
+            deliver(.text(text))
         }
 
         /// The connection fails with `error` (by default a connection without a close frame).
@@ -134,12 +141,12 @@ public final class FakeTransport: WebSocketTransport {
         /// Delivers the `.closed` event that follows the client's own close.
         public func finishClose() {
             let code = state.withLock { $0.closeCode } ?? .normalClosure
-            handler(.closed(.closed(code: code, reason: "")))
+            deliver(.closed(.closed(code: code, reason: "")))
         }
 
         private func finish(_ info: WebSocketCloseInfo) {
             state.withLock { $0.phase = .closed }
-            handler(.closed(info))
+            deliver(.closed(info))
         }
     }
 }

@@ -193,7 +193,10 @@ public final class MutableEventStream<Element: Sendable>: Signal {
         storage.send(contentsOf: CollectionOfOne(element)) != nil
     }
 
-    /// Sends `elements` in order, as one `send` each would, but under one lock: each observer is woken once.
+    /// Sends `elements` in order under one lock; each observer is woken once for all of them.
+    ///
+    /// Each observer buffers the whole batch before its delivery starts, so an observer whose policy holds
+    /// fewer values than the batch drops the excess even if it keeps up with single sends.
     ///
     /// - Returns: false if the stream has already finished (the elements go nowhere).
     @inlinable

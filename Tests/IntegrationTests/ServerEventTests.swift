@@ -34,6 +34,42 @@ extension IntegrationTests {
             _ = try await echo(subscription)
         }
 
+        /// Two handles and two loops on one stream: Rails sees one subscription, each loop gets every answer,
+        /// and after `ActionCable.server.restart` both handles are confirmed again and go on receiving.
+        @Test func sharedHandlesThroughRestart() async throws {
+            let client = try makeClient(try Env.railsURL(), query: "token=tok-\(unique("shared"))")
+            defer { client.close() }
+            client.connect()
+            let stream = unique("shared")
+            let first = try await echoSubscription(client, stream: stream)
+            let second = try client.subscribe(["channel": "EchoChannel", "stream": .string(stream)])
+            #expect(second.state.value == .subscribed(confirmations: 1), "it joins the confirmed subscription")
+            let started = Locked(0)
+            let loops = [first, second].map { subscription in
+                Task { () -> [String] in
+                    var ids: [String] = []
+                    var iterator = subscription.messages.makeAsyncIterator()
+                    started.withLock { $0 += 1 }
+                    while ids.count < 2, let message = await iterator.next() {
+                        if let id = message["id"]?.stringValue { ids.append(id) }
+                    }
+                    return ids
+                }
+            }
+            try await eventually(5, "both loops started") { started.withLock { $0 } == 2 }
+            let before = try await echo(first)
+            try await HTTP.post(try Env.control() + "/restart")
+            for handle in [first, second] {
+                try await waitFor(handle.state, 10, "confirmed again") { $0 == .subscribed(confirmations: 2) }
+            }
+            let after = try await echo(second)
+            let expected = [before["id"]?.stringValue, after["id"]?.stringValue].compactMap { $0 }
+            for loop in loops {
+                let ids = try await within(10, "both answers in each loop") { await loop.value }
+                #expect(ids == expected)
+            }
+        }
+
         /// Rails 6.1's remote disconnect closes without a frame → reconnect and resubscribe.
         @Test func remoteDisconnect() async throws {
             let user = unique("remote")

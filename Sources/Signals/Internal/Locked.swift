@@ -12,18 +12,17 @@
 /// pthread mutex, which exists on every platform we target. Every read and write of the value goes through
 /// ``withLock(_:)``; never call code you do not own (observers, user callbacks) inside the closure.
 ///
-/// A `Locked` is a reference: copies share one value and one lock. The object header, the value and the
-/// mutex live in one allocation (a `ManagedBuffer`), so taking the lock and touching the value cost one
+/// A `Locked` is a reference: copies share one value and one lock. The object header, the mutex and the
+/// value live in one allocation (a `ManagedBuffer`), so taking the lock and touching the value cost one
 /// cache miss, not three: the client touches one lock per subscription per network read, and with a
 /// thousand subscriptions the separate lock object and value allocation of each missed the cache. The
-/// mutex never moves, as POSIX requires, because the buffer's elements stay where they were allocated.
+/// mutex never moves, as POSIX requires, because the buffer's element stays where it was allocated.
 ///
 /// Inlinable, so that CableReactive's hot paths get it specialized for their own state types instead of
 /// calling the generic version (which looks up type metadata at run time on every call).
 @usableFromInline
 package struct Locked<State>: @unchecked Sendable {
-    // Guarded by the mutex in the buffer's elements: the value (the buffer's header) is only touched inside
-    // `withLock`.
+    // Guarded by the mutex next to the value: the value is only touched inside `withLock`.
     @usableFromInline let storage: LockedStorage<State>
 
     @inlinable
@@ -34,35 +33,54 @@ package struct Locked<State>: @unchecked Sendable {
     /// Runs `body` with exclusive access to the value and returns its result.
     @inlinable
     package func withLock<R>(_ body: (inout State) throws -> R) rethrows -> R {
-        try storage.withUnsafeMutablePointers { value, mutex in
+        try storage.withUnsafeMutablePointerToElements { slot in
+            let mutex = UnsafeMutableRawPointer(slot).assumingMemoryBound(to: pthread_mutex_t.self)
             pthread_mutex_lock(mutex)
             defer { pthread_mutex_unlock(mutex) }
-            return try body(&value.pointee)
+            return try body(&slot.pointee.value)
         }
     }
 }
 
-/// The allocation behind a ``Locked``: the value as the header, one mutex as the only element.
+/// The mutex and the value, side by side in a ``LockedStorage``'s one element.
 @usableFromInline
-final class LockedStorage<State>: ManagedBuffer<State, pthread_mutex_t> {
+struct LockedSlot<State> {
+    /// First, so that the element's address is the mutex's: Swift lays a struct's stored properties out in
+    /// declaration order, the first at offset 0 (the ABI's type layout rules).
+    @usableFromInline var mutex: pthread_mutex_t
+    @usableFromInline var value: State
+
+    @inlinable
+    init(value: State) {
+        mutex = pthread_mutex_t()
+        self.value = value
+    }
+}
+
+/// The allocation behind a ``Locked``: one element, the mutex and the value. They live in the element, not
+/// the header, because the element is reached by pointer arithmetic alone, while the header is a stored
+/// property whose every use is a formal access (which the thread sanitizer reports as racing when two
+/// threads take the lock at once).
+@usableFromInline
+final class LockedStorage<State>: ManagedBuffer<Void, LockedSlot<State>> {
     @inlinable
     static func make(_ state: State) -> LockedStorage<State> {
-        let buffer = create(minimumCapacity: 1) { _ in state }
-        buffer.withUnsafeMutablePointerToElements { mutex in
-            mutex.initialize(to: pthread_mutex_t())
+        let buffer = create(minimumCapacity: 1) { _ in }
+        buffer.withUnsafeMutablePointerToElements { slot in
+            slot.initialize(to: LockedSlot(value: state))
+            let mutex = UnsafeMutableRawPointer(slot).assumingMemoryBound(to: pthread_mutex_t.self)
             _ = pthread_mutex_init(mutex, nil)
         }
         // `create` returns a ManagedBuffer typed as the class it was called on.
         return unsafeDowncast(buffer, to: LockedStorage<State>.self)
     }
 
-    // The header (the value) is a stored property of ManagedBuffer and is destroyed with it; the element
-    // (the mutex) is ours to destroy.
     @inlinable
     deinit {
-        withUnsafeMutablePointerToElements { mutex in
+        withUnsafeMutablePointerToElements { slot in
+            let mutex = UnsafeMutableRawPointer(slot).assumingMemoryBound(to: pthread_mutex_t.self)
             _ = pthread_mutex_destroy(mutex)
-            _ = mutex.deinitialize(count: 1)
+            _ = slot.deinitialize(count: 1)
         }
     }
 }

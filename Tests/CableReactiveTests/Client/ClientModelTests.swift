@@ -15,16 +15,24 @@ struct ClientModelTests {
         guard parts.count == 2, let low = Int(parts[0]), let high = Int(parts[1]), low < high else { return 0..<100 }
         return low..<high
     }()
+    /// One handle, with two consumers on its messages (an observer and a mapped observer).
     private final class Tracked: Sendable {
         let subscription: ChannelSubscription
+        let channel: Int
         let received = Locked<[JSONValue]>([])
-        let observation: Observation
+        let mapped = Locked<[JSONValue]>([])
+        let observations: [Observation]
         let expected = Locked<[JSONValue]>([])
 
-        init(_ subscription: ChannelSubscription) {
+        init(_ subscription: ChannelSubscription, channel: Int) {
             self.subscription = subscription
+            self.channel = channel
             let received = received
-            observation = subscription.messages.observe { message in received.withLock { $0.append(message) } }
+            let mapped = mapped
+            observations = [
+                subscription.messages.observe { message in received.withLock { $0.append(message) } },
+                subscription.messages.map { $0 }.observe { message in mapped.withLock { $0.append(message) } },
+            ]
         }
     }
 
@@ -64,7 +72,10 @@ struct ClientModelTests {
                     let delivered = h.state == .connected && connection.isOpen
                     let payload: JSONValue = ["seq": .int(sequence)]
                     connection.receive(ClientHarness.message(entry.subscription.identifier, #"{"seq":\#(sequence)}"#))
-                    if delivered { entry.expected.withLock { $0.append(payload) } }
+                    // Every handle on the identifier gets it.
+                    for other in tracked where delivered && other.channel == entry.channel {
+                        other.expected.withLock { $0.append(payload) }
+                    }
                 }
             case 9:
                 let garbage = ["{", "[]", #"{"type":7}"#, #"{"identifier":1,"message":2}"#, "\u{0}", "nul"]
@@ -82,9 +93,15 @@ struct ClientModelTests {
             case 12:
                 h.scheduler.advance(by: Double.random(in: 0...20, using: &random))
             case 13:
-                nextChannel += 1
-                if let subscription = try? h.client.subscribe(["channel": "C", "n": .int(nextChannel)]) {
-                    tracked.append(Tracked(subscription))
+                // A new channel, or another handle on a tracked one (the server subscription is shared).
+                var channel = nextChannel + 1
+                if let shared = tracked.randomElement(using: &random), Bool.random(using: &random) {
+                    channel = shared.channel
+                } else {
+                    nextChannel += 1
+                }
+                if let subscription = try? h.client.subscribe(["channel": "C", "n": .int(channel)]) {
+                    tracked.append(Tracked(subscription, channel: channel))
                 }
             case 14:
                 if !tracked.isEmpty {
@@ -92,6 +109,11 @@ struct ClientModelTests {
                     entry.subscription.unsubscribe()
                     h.scheduler.flush()
                     #expect(entry.subscription.state.value == .unsubscribed)
+                    for other in tracked where other.channel == entry.channel && h.state != .closed {
+                        #expect(
+                            other.subscription.state.value != .unsubscribed,
+                            "seed \(seed) step \(step): unsubscribing one handle ended another")
+                    }
                 }
             default:
                 if let entry = tracked.randomElement(using: &random) {
@@ -111,9 +133,11 @@ struct ClientModelTests {
 
         h.scheduler.flush()
         for entry in tracked {
-            let received = entry.received.withLock { $0 }
             let expected = entry.expected.withLock { $0 }
-            #expect(received == expected, "seed \(seed): deliveries for \(entry.subscription.identifier)")
+            #expect(
+                entry.received.withLock { $0 } == expected,
+                "seed \(seed): deliveries for \(entry.subscription.identifier)")
+            #expect(entry.mapped.withLock { $0 } == expected, "seed \(seed): mapped deliveries")
         }
         h.client.close()
         #expect(h.state == .closed)

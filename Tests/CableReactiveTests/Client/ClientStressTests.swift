@@ -69,25 +69,38 @@ struct ClientStressTests {
         #expect(h.fake.connections.allSatisfy { $0.isClosed })
     }
 
-    @Test("500 lifecycles (create, connect, subscribe, close) leave no client or subscription alive")
+    @Test(
+        "500 lifecycles (create, connect, two shared handles, a loop and observers, close) leave no client or subscription alive"
+    )
     func fiveHundredLifecycles() async throws {
         let clients = WeakList<ActionCableClient>()
         let subscriptions = WeakList<ChannelSubscription>()
         let fake = FakeTransport()
+        var kept: [Observation] = []  // observations that outlive their client
         for n in 0..<500 {
             let scheduler = ManualScheduler()
             let client = try ActionCableClient(url: ClientHarness.url, transport: fake, scheduler: scheduler)
             clients.add(client)
             let sub = try client.subscribe(["channel": "C", "n": .int(n)])
+            let shared = try client.subscribe(["channel": "C", "n": .int(n)])
             subscriptions.add(sub)
+            subscriptions.add(shared)
+            var loop = shared.messages.makeAsyncIterator()
+            let token = sub.messages.map { $0 }.observe { _ in }
+            kept.append(shared.state.observe { _ in })
             client.connect()
             fake.last?.open()
             fake.last?.receive(#"{"type":"welcome"}"#)
             fake.last?.receive(ClientHarness.confirm(sub.identifier))
-            client.close()
+            fake.last?.receive(ClientHarness.message(sub.identifier, "1"))
+            #expect(await loop.next() == 1)
+            scheduler.flush()
+            if n.isMultiple(of: 2) { client.close() }  // the others are only released
+            token.cancel()
         }
-        #expect(clients.alive == 0)
+        #expect(clients.alive == 0, "observations and handles do not keep their client")
         #expect(subscriptions.alive == 0)
         #expect(fake.connections.allSatisfy { $0.isClosed })
+        kept.removeAll()
     }
 }

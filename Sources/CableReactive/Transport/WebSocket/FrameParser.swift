@@ -71,16 +71,52 @@ package struct FrameParser: Sendable {
         self.role = role
     }
 
-    /// Consumes bytes from the front of `input` and returns the next complete frame, or `nil` when
-    /// `input` ran out first. Bytes after a complete frame stay in `input`.
-    ///
-    /// - Throws: ``FrameError`` when the peer broke a rule; every later call throws it again.
     /// Whether the parser waits for the first byte of a frame (no partial frame held, not failed).
     package var isAtFrameBoundary: Bool {
         if case .firstByte = state { return true }
         return false
     }
 
+    /// The parser's fast path, for the common case of a client reading a run of small text messages: at a
+    /// frame boundary, hands each complete, unfragmented, uncompressed, unmasked text frame at the start of
+    /// `buffer` with a payload of at most `limit` bytes (7- or 16-bit length) and valid UTF-8 to `onText`,
+    /// and returns how many bytes those frames took.
+    ///
+    /// It stops at the first frame that is anything else, or incomplete, and leaves it to ``parse(_:)``,
+    /// which handles every case and every error; so the two never disagree about what a frame is. Only in
+    /// the client role (a server's frames are unmasked) and only at a frame boundary; otherwise it takes
+    /// nothing.
+    package func takePlainTexts(
+        _ buffer: UnsafeBufferPointer<UInt8>,
+        limit: Int,
+        _ onText: (UnsafeBufferPointer<UInt8>) -> Void
+    ) -> Int {
+        guard case .client = role, isAtFrameBoundary, let base = buffer.baseAddress else { return 0 }
+        let count = buffer.count
+        var index = 0
+        // 0x81: FIN, no reserved bits, opcode text. A second byte of 126 or less: unmasked, 7-bit length
+        // or 126 for a 16-bit one (a set mask bit makes it 128 or more).
+        while count - index >= 2 && base[index] == 0x81 && base[index + 1] <= 126 {
+            var header = 2
+            var length = Int(base[index + 1])
+            if length == 126 {
+                guard count - index >= 4 else { break }
+                length = Int(base[index + 2]) << 8 | Int(base[index + 3])
+                header = 4
+            }
+            guard length <= limit, length <= maxFrameSize, count - index - header >= length else { break }
+            let payload = UnsafeBufferPointer(start: base + index + header, count: length)
+            guard UTF8Validation.isValid(payload) else { break }
+            onText(payload)
+            index += header + length
+        }
+        return index
+    }
+
+    /// Consumes bytes from the front of `input` and returns the next complete frame, or `nil` when
+    /// `input` ran out first. Bytes after a complete frame stay in `input`.
+    ///
+    /// - Throws: ``FrameError`` when the peer broke a rule; every later call throws it again.
     package mutating func parse(_ input: inout ArraySlice<UInt8>) throws(FrameError) -> Frame? {
         if case .failed(let error) = state { throw error }
         do {

@@ -73,9 +73,9 @@
             onText: (UnsafeBufferPointer<UInt8>) -> Void
         ) {
             while outcome == nil {
-                if parser.isAtFrameBoundary, !assembler.isAssembling, isOpen {
+                if !assembler.isAssembling, isOpen {
                     let limit = min(parser.maxFrameSize, assembler.maxMessageSize)
-                    let consumed = input.withUnsafeBufferPointer { Self.deliverPlainTexts($0, limit: limit, onText) }
+                    let consumed = input.withUnsafeBufferPointer { parser.takePlainTexts($0, limit: limit, onText) }
                     input.removeFirst(consumed)
                 }
                 do throws(FrameError) {
@@ -117,37 +117,6 @@
             heldPong = nil
             guard isOpen else { return }
             encode(.pong, payload, into: &output)
-        }
-
-        /// The hot path: delivers the complete, unfragmented, uncompressed, unmasked text frames at the
-        /// start of `buffer` with payloads up to `limit` bytes (7- or 16-bit lengths) and valid UTF-8,
-        /// and returns how many bytes they took. It stops at the first frame that is anything else, or
-        /// incomplete, and leaves that to the frame parser, which handles every case and every error.
-        private static func deliverPlainTexts(
-            _ buffer: UnsafeBufferPointer<UInt8>,
-            limit: Int,
-            _ onText: (UnsafeBufferPointer<UInt8>) -> Void
-        ) -> Int {
-            guard let base = buffer.baseAddress else { return 0 }
-            let count = buffer.count
-            var index = 0
-            // 0x81: FIN, no reserved bits, opcode text. A second byte of 126 or less: unmasked, 7-bit length
-            // or 126 for a 16-bit one (a set mask bit makes it 128 or more).
-            while count - index >= 2 && base[index] == 0x81 && base[index + 1] <= 126 {
-                var header = 2
-                var length = Int(base[index + 1])
-                if length == 126 {
-                    guard count - index >= 4 else { break }
-                    length = Int(base[index + 2]) << 8 | Int(base[index + 3])
-                    header = 4
-                }
-                guard length <= limit, count - index - header >= length else { break }
-                let payload = UnsafeBufferPointer(start: base + index + header, count: length)
-                guard UTF8Validation.isValid(payload) else { break }
-                onText(payload)
-                index += header + length
-            }
-            return index
         }
 
         /// Appends a text message to `output` (compressed when negotiated). Does nothing unless open.
