@@ -1,0 +1,81 @@
+/// The messages of the current network read, staged per subscription and handed to each subscription's
+/// handles (their Signals streams, and so every consumer's buffer) in one go when the read ends.
+///
+/// One lock per subscription per read instead of one per message: when the app's loop runs on another core,
+/// it and the I/O thread no longer contend for the buffer's lock on every message (that contention sent
+/// both to the kernel every few messages), and a waiting loop is woken once per read. So that staging never
+/// costs a drop, a subscription's messages are handed over at once when they fill half its buffer.
+///
+/// `@unchecked Sendable`: every member is touched only by one connection's event handler, text receiver and
+/// `batchEnded` callback, which the transport calls serially on its one I/O thread.
+final class DeliveryBatch: @unchecked Sendable {
+    private struct Slot {
+        let box: SubscriptionBox
+        var messages: [JSONValue] = []
+        /// The read that last staged a message here.
+        var lastRead = 0
+    }
+
+    /// Each buffer's slot in `staged`. Slots outlive a read, so that a busy subscription's staging array is
+    /// reused rather than reallocated per read; every `Self.idleReads` reads, slots idle that long are
+    /// forgotten (which also lets go of the buffers of ended subscriptions).
+    private var slots: [ObjectIdentifier: Int] = [:]
+    private var staged: [Slot] = []
+    /// The slots that got messages in this read since their last hand-over (a slot may appear twice).
+    private var dirty: [Int] = []
+    /// The slot of the previous message.
+    private var lastSlot = 0
+    /// Reads so far (batch ends).
+    private var reads = 0
+    static let idleReads = 64
+    /// Whether data frames were routed in this batch without noting their arrival time (noted once at its end).
+    var routedFrames = false
+
+    /// How many buffers have a slot (for tests).
+    var slotCount: Int { staged.count }
+
+    /// Stages `message` for `box`, after the messages staged for it before.
+    func stage(_ message: JSONValue, for box: SubscriptionBox) {
+        let slot: Int
+        if staged.indices.contains(lastSlot), staged[lastSlot].box === box {
+            slot = lastSlot  // consecutive messages for one subscription skip the lookup
+        } else if dirty.count <= 16, let recent = dirty.first(where: { staged[$0].box === box }) {
+            slot = recent  // a few subscriptions take turns: comparing pointers beats hashing
+        } else if let known = slots[ObjectIdentifier(box)] {
+            slot = known
+        } else {
+            slot = staged.count
+            slots[ObjectIdentifier(box)] = slot
+            staged.append(Slot(box: box))
+        }
+        if staged[slot].messages.isEmpty {
+            dirty.append(slot)  // may repeat a slot; flush skips empty ones
+            staged[slot].lastRead = reads
+        }
+        lastSlot = slot
+        staged[slot].messages.append(message)
+        if staged[slot].messages.count >= box.handOverThreshold { handOver(slot) }
+    }
+
+    /// Hands every staged message to its buffer; ends the read.
+    func flush() {
+        for slot in dirty where !staged[slot].messages.isEmpty { handOver(slot) }
+        dirty.removeAll(keepingCapacity: true)
+        reads += 1
+        if reads.isMultiple(of: Self.idleReads) { forgetIdleSlots() }
+    }
+
+    private func handOver(_ slot: Int) {
+        staged[slot].box.deliver(staged[slot].messages)
+        staged[slot].messages.removeAll(keepingCapacity: true)
+    }
+
+    /// Drops the slots no message was staged in for `idleReads` reads (all are empty between reads).
+    private func forgetIdleSlots() {
+        let recent = staged.filter { reads - $0.lastRead <= Self.idleReads }
+        guard recent.count < staged.count else { return }
+        staged = recent
+        slots = Dictionary(uniqueKeysWithValues: staged.indices.map { (ObjectIdentifier(staged[$0].box), $0) })
+        lastSlot = 0
+    }
+}
