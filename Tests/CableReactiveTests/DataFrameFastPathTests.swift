@@ -112,6 +112,25 @@ struct DataFrameFastPathTests {
         #expect(Self.lookup(table, "") === replacement)
     }
 
+    @Test("replacing a box (a handle joined or left) moves its identifier's route and its aliases, and no other")
+    func replaceKeepsAliases() {
+        var table = RouteTable()
+        let identifier = #"{"channel":"Café"}"#
+        let old = Self.box(identifier, serial: 1)
+        let other = Self.box(#"{"channel":"Other"}"#, serial: 2)
+        table.set(old, for: identifier)
+        table.set(other, for: #"{"channel":"Other"}"#)
+        let alias = #"{"channel": "Caf\u00e9"}"#  // spaced and escaped: a server's re-encoding
+        #expect(table.resolve(alias) === old)
+        let new = Self.box(identifier, serial: 1)
+        table.replace(old, with: new)
+        #expect(table[identifier] === new)
+        #expect(table.resolve(alias) === new, "the learned alias follows")
+        #expect(Self.lookup(table, String(decoding: RouteTable.token(for: alias), as: UTF8.self)) === new)
+        #expect(Self.lookup(table, String(decoding: RouteTable.token(for: identifier), as: UTF8.self)) === new)
+        #expect(table[#"{"channel":"Other"}"#] === other)
+    }
+
     @Test("keeps 5,000 routes apart, whatever their hashes share")
     func manyRoutes() {
         var table = RouteTable()

@@ -129,9 +129,9 @@ public final class ActionCableClient: Sendable {
     public func subscribe(_ params: JSONValue) throws(CableError) -> ChannelSubscription {
         let identifier = try CableProtocol.identifier(for: params)
         guard let (box, sink) = engine.subscribe(identifier: identifier) else {
-            let box = SubscriptionBox(serial: 0, identifier: identifier, bufferSize: 1, host: engine.host)
-            let sink = box.addSink(state: .unsubscribed)
+            let sink = HandleSink(id: 0, bufferSize: 1, state: .unsubscribed)
             sink.messages.finish()
+            let box = SubscriptionBox(serial: 0, identifier: identifier, bufferSize: 1, host: engine.host, sinks: [sink])
             let lease = SubscriptionLease(box: box, sinkID: sink.id, engine: nil, callbacks: engine.callbacks)
             return ChannelSubscription(lease: lease, sink: sink)
         }

@@ -145,14 +145,12 @@ final class HandleSink: Sendable {
 }
 
 /// The client's side of one server subscription: its identity, and the handles that share it.
+///
+/// Immutable: when a handle joins or leaves, the engine replaces the box (under its lock, in every index that
+/// leads to it), so the network thread delivers to a box's handles without a lock. A read that staged messages
+/// for the old box hands them to the old set of handles: a handle that joined meanwhile starts with the next
+/// read, and one that left is already finished.
 final class SubscriptionBox: Sendable {
-    private struct Fanout {
-        var sinks: [HandleSink] = []
-        var nextID: UInt64 = 0
-        /// Whether the last hand-over dropped messages (one WARN per overflow episode).
-        var overflowing = false
-    }
-
     let serial: Int
     let identifier: String
     let bufferSize: Int
@@ -160,57 +158,44 @@ final class SubscriptionBox: Sendable {
     /// How many messages a ``DeliveryBatch`` stages before handing them over: half the buffer, so that
     /// staging never costs a drop while the consumers keep up.
     let handOverThreshold: Int
-    private let fanout = Locked(Fanout())
+    /// The handles, in the order they subscribed.
+    let sinks: [HandleSink]
 
-    init(serial: Int, identifier: String, bufferSize: Int, host: String) {
+    init(serial: Int, identifier: String, bufferSize: Int, host: String, sinks: [HandleSink] = []) {
         self.serial = serial
         self.identifier = identifier
         self.bufferSize = bufferSize
         self.host = host
+        self.sinks = sinks
         handOverThreshold = max(1, bufferSize / 2)
     }
 
-    /// A new handle, starting in `state`.
-    func addSink(state: SubscriptionState) -> HandleSink {
-        fanout.withLock { fanout in
-            fanout.nextID += 1
-            let sink = HandleSink(id: fanout.nextID, bufferSize: bufferSize, state: state)
-            fanout.sinks.append(sink)
-            return sink
-        }
+    /// This box with `sink` added.
+    func adding(_ sink: HandleSink) -> SubscriptionBox {
+        SubscriptionBox(
+            serial: serial, identifier: identifier, bufferSize: bufferSize, host: host, sinks: sinks + [sink])
     }
 
-    /// Removes the handle `id`; nil if it is not (or no longer) here.
-    func removeSink(_ id: UInt64) -> HandleSink? {
-        fanout.withLock { fanout in
-            guard let index = fanout.sinks.firstIndex(where: { $0.id == id }) else { return nil }
-            return fanout.sinks.remove(at: index)
-        }
+    /// This box without the handle `id`, and that handle; nil if it is not (or no longer) here.
+    func removing(sink id: UInt64) -> (box: SubscriptionBox, removed: HandleSink)? {
+        guard let index = sinks.firstIndex(where: { $0.id == id }) else { return nil }
+        var rest = sinks
+        let removed = rest.remove(at: index)
+        let box = SubscriptionBox(
+            serial: serial, identifier: identifier, bufferSize: bufferSize, host: host, sinks: rest)
+        return (box, removed)
     }
 
-    func contains(sink id: UInt64) -> Bool { fanout.withLock { $0.sinks.contains { $0.id == id } } }
+    func contains(sink id: UInt64) -> Bool { sinks.contains { $0.id == id } }
 
-    var sinks: [HandleSink] { fanout.withLock { $0.sinks } }
-
-    func removeAllSinks() -> [HandleSink] {
-        fanout.withLock { fanout in
-            defer { fanout.sinks.removeAll() }
-            return fanout.sinks
-        }
-    }
-
-    /// Hands `messages` to every handle, in order; an overflow episode logs one WARN. Runs on the network thread.
-    func deliver(_ messages: some Collection<JSONValue>) {
-        let (sinks, overflowing) = fanout.withLock { ($0.sinks, $0.overflowing) }
+    /// Hands `messages` to every handle, in order. Runs on the network thread.
+    ///
+    /// - Returns: how many messages the handles' consumers dropped (summed over the handles).
+    @discardableResult
+    func deliver(_ messages: some Collection<JSONValue>) -> Int {
         var dropped = 0
         for sink in sinks { dropped += sink.storage.send(contentsOf: messages) ?? 0 }
-        guard (dropped > 0) != overflowing else { return }
-        fanout.withLock { $0.overflowing = dropped > 0 }
-        if dropped > 0 {
-            CableLog.emit(
-                LogEvent(level: .warn, name: "buffer_overflow", fields: [.subscription(serial), .count(dropped)]),
-                host: host)
-        }
+        return dropped
     }
 }
 

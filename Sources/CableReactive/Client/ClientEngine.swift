@@ -34,6 +34,7 @@ final class ClientEngine: Sendable {
         var timers: [ConnectionMachine.TimerKind: any ScheduledWork] = [:]
         var retryTimers: [String: any ScheduledWork] = [:]
         var boxes: [Int: SubscriptionBox] = [:]
+        var nextSinkID: UInt64 = 0
         var routes = RouteTable()
         var hook: Task<Void, Never>?
         var logs: [LogEvent] = []
@@ -199,7 +200,7 @@ final class ClientEngine: Sendable {
             if state == .unsubscribed {
                 core.boxes.removeValue(forKey: serial)
                 core.routes.remove(box.identifier, ifLeadingTo: box)
-                for sink in box.removeAllSinks() { sink.end(callbacks: callbacks) }
+                for sink in box.sinks { sink.end(callbacks: callbacks) }
                 return
             }
             let sinks = box.sinks
@@ -391,16 +392,20 @@ final class ClientEngine: Sendable {
     func subscribe(identifier: String) -> (box: SubscriptionBox, sink: HandleSink)? {
         core.withLock { core -> (SubscriptionBox, HandleSink)? in
             if core.closed { return nil }
+            core.nextSinkID += 1
             if let box = core.routes[identifier], box.identifier == identifier,
                 let entry = core.registry.entries[identifier]
             {
-                return (box, box.addSink(state: entry.state))
+                let sink = HandleSink(id: core.nextSinkID, bufferSize: box.bufferSize, state: entry.state)
+                Self.replace(box, with: box.adding(sink), in: &core)
+                return (box, sink)
             }
             // (The registry refuses an identifier it has; the branch above shares it instead.)
             guard let (serial, actions) = core.registry.add(identifier, random: &core.random) else { return nil }
+            let sink = HandleSink(id: core.nextSinkID, bufferSize: options.messageBufferSize, state: .pending)
             let box = SubscriptionBox(
-                serial: serial, identifier: identifier, bufferSize: options.messageBufferSize, host: host)
-            let sink = box.addSink(state: .pending)
+                serial: serial, identifier: identifier, bufferSize: options.messageBufferSize, host: host,
+                sinks: [sink])
             core.boxes[serial] = box
             core.routes.set(box, for: identifier)
             for action in actions { execute(action, in: &core) }
@@ -408,12 +413,19 @@ final class ClientEngine: Sendable {
         }
     }
 
+    /// Puts `new` wherever `old` is found: the box changes when a handle joins or leaves.
+    private static func replace(_ old: SubscriptionBox, with new: SubscriptionBox, in core: inout Core) {
+        core.boxes[old.serial] = new
+        core.routes.replace(old, with: new)
+    }
+
     /// Ends the handle `sink` of subscription `serial`; the last handle's release ends the server subscription.
     func release(serial: Int, sink: UInt64) {
         let logs = core.withLock { core -> [LogEvent] in
-            guard let box = core.boxes[serial], let removed = box.removeSink(sink) else { return [] }
+            guard let box = core.boxes[serial], let (rest, removed) = box.removing(sink: sink) else { return [] }
             removed.end(callbacks: callbacks)
-            guard box.sinks.isEmpty else { return [] }
+            Self.replace(box, with: rest, in: &core)
+            guard rest.sinks.isEmpty else { return [] }
             for action in core.registry.remove(box.identifier) { execute(action, in: &core) }
             defer { core.logs.removeAll() }
             return core.logs

@@ -12,6 +12,8 @@ final class DeliveryBatch: @unchecked Sendable {
     private struct Slot {
         let box: SubscriptionBox
         var messages: [JSONValue] = []
+        /// Whether the last hand-over dropped messages: one WARN per overflow episode.
+        var overflowing = false
         /// The read that last staged a message here.
         var lastRead = 0
     }
@@ -66,8 +68,16 @@ final class DeliveryBatch: @unchecked Sendable {
     }
 
     private func handOver(_ slot: Int) {
-        staged[slot].box.deliver(staged[slot].messages)
+        let box = staged[slot].box
+        let dropped = box.deliver(staged[slot].messages)
         staged[slot].messages.removeAll(keepingCapacity: true)
+        guard (dropped > 0) != staged[slot].overflowing else { return }
+        staged[slot].overflowing = dropped > 0
+        if dropped > 0 {
+            CableLog.emit(
+                LogEvent(level: .warn, name: "buffer_overflow", fields: [.subscription(box.serial), .count(dropped)]),
+                host: box.host)
+        }
     }
 
     /// Drops the slots no message was staged in for `idleReads` reads (all are empty between reads).

@@ -69,6 +69,16 @@ struct RouteTable {
         buckets[bucketIndex(hash)].append(Entry(hash: hash, token: token, box: box))
     }
 
+    /// Makes every route (the identifier's and its aliases) that leads to `old` lead to `new`.
+    mutating func replace(_ old: SubscriptionBox, with new: SubscriptionBox) {
+        for (identifier, box) in byIdentifier where box === old { byIdentifier[identifier] = new }
+        for bucket in buckets.indices {
+            for entry in buckets[bucket].indices where buckets[bucket][entry].box === old {
+                buckets[bucket][entry].box = new
+            }
+        }
+    }
+
     /// Removes the route for `identifier`, and its aliases, if it leads to `box`.
     mutating func remove(_ identifier: String, ifLeadingTo box: SubscriptionBox) {
         guard byIdentifier[identifier] === box else { return }

@@ -12,8 +12,9 @@ import Testing
         let sink: HandleSink
 
         init(bufferSize: Int, serial: Int = 1) {
-            box = SubscriptionBox(serial: serial, identifier: "s\(serial)", bufferSize: bufferSize, host: "h")
-            sink = box.addSink(state: .pending)
+            sink = HandleSink(id: 1, bufferSize: bufferSize, state: .pending)
+            box = SubscriptionBox(
+                serial: serial, identifier: "s\(serial)", bufferSize: bufferSize, host: "h", sinks: [sink])
         }
 
         /// A consumer as a `for await` loop has it.
