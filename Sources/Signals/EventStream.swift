@@ -53,7 +53,7 @@ package final class StreamStorage<Element: Sendable>: Sendable {
             state.finished = true
             return state.observers.removeAll()
         }
-        for box in boxes { box.enqueueFinish()?.run() }
+        for box in boxes { box.enqueueFinish().run() }
     }
 
     var isFinished: Bool { state.withLock { $0.finished } }
@@ -72,14 +72,14 @@ package final class StreamStorage<Element: Sendable>: Sendable {
                 while let value = held.popFirst() { values.append(value) }
                 state.held = held
                 var dropped = 0
-                if let wake = box.enqueue(contentsOf: values, dropped: &dropped) { wakes.append(wake) }
+                wakes.append(box.enqueue(contentsOf: values, dropped: &dropped))
                 state.droppedCount += dropped
             }
             return state.finished ? nil : state.observers.insert(box)
         }
         guard let id else {
             // A finished stream replays its completion to late observers.
-            if let wake = box.enqueueFinish() { wakes.append(wake) }
+            wakes.append(box.enqueueFinish())
             wakes.run()
             return Observation(box: box) {}
         }

@@ -123,8 +123,8 @@ extension AnySignal {
     public static func just(_ value: Element) -> AnySignal<Element> {
         AnySignal { queue, buffering, handler in
             let box = ObserverBox(queue: queue, buffering: buffering, handler: handler)
-            box.enqueue(value)?.run()
-            box.enqueueFinish()?.run()
+            box.enqueue(value).run()
+            box.enqueueFinish().run()
             return Observation(box: box, remove: {})
         }
     }
@@ -133,7 +133,7 @@ extension AnySignal {
     public static var empty: AnySignal<Element> {
         AnySignal { queue, buffering, handler in
             let box = ObserverBox(queue: queue, buffering: buffering, handler: handler)
-            box.enqueueFinish()?.run()
+            box.enqueueFinish().run()
             return Observation(box: box, remove: {})
         }
     }

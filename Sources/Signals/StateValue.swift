@@ -39,7 +39,7 @@ final class StateStorage<Value: Sendable>: Sendable {
         let (id, wake) = state.withLock { state in
             (state.observers.insert(box), box.enqueue(state.value))
         }
-        wake?.run()
+        wake.run()
         return Observation(box: box) { [self] in  // strong: see StreamStorage.attach
             state.withLock { $0.observers.remove(id: id) }
         }

@@ -424,8 +424,10 @@ final class ClientEngine: Sendable {
         let logs = core.withLock { core -> [LogEvent] in
             guard let box = core.boxes[serial], let (rest, removed) = box.removing(sink: sink) else { return [] }
             removed.end(callbacks: callbacks)
-            Self.replace(box, with: rest, in: &core)
-            guard rest.sinks.isEmpty else { return [] }
+            guard rest.sinks.isEmpty else {
+                Self.replace(box, with: rest, in: &core)
+                return []
+            }
             for action in core.registry.remove(box.identifier) { execute(action, in: &core) }
             defer { core.logs.removeAll() }
             return core.logs

@@ -71,9 +71,13 @@ struct RouteTable {
 
     /// Makes every route (the identifier's and its aliases) that leads to `old` lead to `new`.
     mutating func replace(_ old: SubscriptionBox, with new: SubscriptionBox) {
-        for (identifier, box) in byIdentifier where box === old { byIdentifier[identifier] = new }
-        for bucket in buckets.indices {
-            for entry in buckets[bucket].indices where buckets[bucket][entry].box === old {
+        let identifier = old.identifier
+        guard byIdentifier[identifier] === old else { return }
+        for spelling in [identifier] + (aliases[identifier] ?? []) {
+            byIdentifier[spelling] = new
+            let token = Self.token(for: spelling)
+            let bucket = bucketIndex(token.withUnsafeBufferPointer(Self.tokenHash))
+            for entry in buckets[bucket].indices where buckets[bucket][entry].token == token {
                 buckets[bucket][entry].box = new
             }
         }

@@ -87,10 +87,10 @@ package final class ObserverBox<Element: Sendable>: Drainable {
 
     /// Buffers `elements` in order, adding to `dropped` what the policy drops.
     @inlinable
-    package func enqueue(contentsOf elements: some Collection<Element>, dropped: inout Int) -> Wake? {
+    package func enqueue(contentsOf elements: some Collection<Element>, dropped: inout Int) -> Wake {
         var released: [Element] = []  // the consumer's taken elements, freed here after the lock
-        return state.withLock { state -> Wake? in
-            guard !state.ended, !state.finishPending else { return nil }
+        return state.withLock { state -> Wake in
+            guard !state.ended, !state.finishPending else { return .none }
             if pulls, !state.taken.isEmpty {
                 if state.taken.count > 8 {
                     swap(&released, &state.taken)
@@ -105,16 +105,16 @@ package final class ObserverBox<Element: Sendable>: Drainable {
 
     /// Buffers `element`. Returns what the caller must run after its lock.
     @inlinable
-    package func enqueue(_ element: Element) -> Wake? {
+    package func enqueue(_ element: Element) -> Wake {
         var dropped = 0
         return enqueue(contentsOf: CollectionOfOne(element), dropped: &dropped)
     }
 
     /// Marks the end of the signal. Returns what the caller must run after its lock.
     @inlinable
-    package func enqueueFinish() -> Wake? {
-        state.withLock { state -> Wake? in
-            guard !state.ended, !state.finishPending else { return nil }
+    package func enqueueFinish() -> Wake {
+        state.withLock { state -> Wake in
+            guard !state.ended, !state.finishPending else { return .none }
             state.finishPending = true
             return wake(&state)
         }
@@ -124,19 +124,19 @@ package final class ObserverBox<Element: Sendable>: Drainable {
     @inlinable
     package func receive(_ event: SignalEvent<Element>) {
         switch event {
-        case .value(let element): enqueue(element)?.run()
-        case .finished: enqueueFinish()?.run()
+        case .value(let element): enqueue(element).run()
+        case .finished: enqueueFinish().run()
         }
     }
 
     @inlinable
-    func wake(_ state: inout State) -> Wake? {
+    func wake(_ state: inout State) -> Wake {
         if pulls {
-            guard let waiter = state.waiter else { return nil }
+            guard let waiter = state.waiter else { return .none }
             state.waiter = nil
             return .resume(waiter)
         }
-        if state.draining { return nil }
+        if state.draining { return .none }
         state.draining = true
         return .drain(self)
     }
@@ -276,9 +276,7 @@ struct ObserverList<Element: Sendable> {
     @inlinable
     func enqueue(contentsOf elements: some Collection<Element>, dropped: inout Int) -> WakeList {
         var list = WakeList()
-        for entry in entries {
-            if let wake = entry.box.enqueue(contentsOf: elements, dropped: &dropped) { list.append(wake) }
-        }
+        for entry in entries { list.append(entry.box.enqueue(contentsOf: elements, dropped: &dropped)) }
         return list
     }
 
@@ -304,6 +302,13 @@ package struct Wake: Sendable {
     @usableFromInline let box: (any Drainable)?
     @usableFromInline let waiter: CheckedContinuation<Void, Never>?
 
+    /// Nothing to do.
+    @inlinable
+    static var none: Wake { Wake(box: nil, waiter: nil) }
+
+    @inlinable
+    var isNone: Bool { box == nil && waiter == nil }
+
     @inlinable
     static func drain(_ box: any Drainable) -> Wake { Wake(box: box, waiter: nil) }
 
@@ -326,19 +331,20 @@ package struct Wake: Sendable {
 /// Wakes to run after a source releases its lock; holds one without allocating.
 @usableFromInline
 struct WakeList: Sendable {
-    @usableFromInline var first: Wake?
+    @usableFromInline var first = Wake.none
     @usableFromInline var rest: [Wake] = []
 
     @inlinable init() {}
 
     @inlinable
     mutating func append(_ wake: Wake) {
-        if first == nil { first = wake } else { rest.append(wake) }
+        if wake.isNone { return }
+        if first.isNone { first = wake } else { rest.append(wake) }
     }
 
     @inlinable
     func run() {
-        first?.run()
+        first.run()
         for wake in rest { wake.run() }
     }
 }

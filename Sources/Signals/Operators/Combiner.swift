@@ -20,18 +20,16 @@ final class Combiner<Input: Sendable, State: Sendable, Output: Sendable>: Sendab
 
     private func receive(_ event: SignalEvent<Input>, from index: Int) {
         let wake = state.withLock { state in
-            var wake: Wake?
+            var wakes = WakeList()  // one box: at most one wake is ever claimed
             step(&state, index, event) { output in
-                let claimed: Wake?
                 switch output {
-                case .value(let value): claimed = box.enqueue(value)
-                case .finished: claimed = box.enqueueFinish()
+                case .value(let value): wakes.append(box.enqueue(value))
+                case .finished: wakes.append(box.enqueueFinish())
                 }
-                wake = wake ?? claimed  // one box: at most one wake is ever claimed
             }
-            return wake
+            return wakes
         }
-        wake?.run()
+        wake.run()
     }
 
     /// A signal that, for each observer, observes every input and combines them with `step`.
