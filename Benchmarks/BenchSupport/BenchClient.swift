@@ -17,11 +17,14 @@ package enum BenchClient {
         }
     }
 
-    /// Subscribes `subscriptions` identifiers `{"channel":"BenchChannel","sub":i}`, waits until all are
-    /// confirmed, starts the clock, and counts the data messages of every subscription's loop. The server sends
-    /// one `{"end":true}` after all of them, on the first subscription; whichever loop is ahead, the run ends
-    /// once that marker has been seen and every data message before it is counted (or counted as dropped).
-    package static func run(url: URL, messages: Int, subscriptions subscriptionCount: Int) async throws -> Outcome {
+    /// Subscribes `subscriptions` identifiers `{"channel":"BenchChannel","sub":i}`, starts `consumers` loops on
+    /// each one's messages, waits until all are confirmed, starts the clock, and counts the data messages of
+    /// every loop. The server sends one `{"end":true}` after all of them, on the first subscription; whichever
+    /// loop is ahead, the run ends once that marker has been seen and every loop has counted every data message
+    /// before it (or counted it as dropped).
+    package static func run(
+        url: URL, messages: Int, subscriptions subscriptionCount: Int, consumers: Int = 1
+    ) async throws -> Outcome {
         var options = CableOptions()
         // A subscription may receive its whole share before its loop starts: room for all of it (and the end
         // marker) means a consumer that keeps up never drops. The ring buffer grows only as needed.
@@ -32,33 +35,45 @@ package enum BenchClient {
         let subscriptions = try (0..<subscriptionCount).map { index in
             try client.subscribe(["channel": "BenchChannel", "sub": .int(index)])
         }
-        client.connect()
-        for subscription in subscriptions {
-            _ = await subscription.state.first { state in
-                if case .subscribed = state { return true }
-                return false
-            }
-        }
-        let tally = Tally(expected: messages)
-        let start = DispatchTime.now()
+        let tally = Tally(expected: messages * consumers)
+        let dropped: @Sendable () -> Int = { subscriptions.reduce(0) { $0 + $1.messages.droppedCount } }
+        var start = DispatchTime.now()
         await withTaskGroup(of: Void.self) { group in
+            // Every loop is attached before connecting: messages that arrive while a subscription has no
+            // consumer are held for its first one only.
+            let (attachments, attached) = AsyncStream<Void>.makeStream()
             for subscription in subscriptions {
-                group.addTask {
-                    for await message in subscription.messages {
-                        let finished =
-                            message["end"]?.boolValue == true
-                            ? tally.endSeen(dropped: { subscriptions.reduce(0) { $0 + $1.messages.droppedCount } })
-                            : tally.counted()
-                        if finished { break }
+                for _ in 0..<consumers {
+                    group.addTask {
+                        var iterator = subscription.messages.makeAsyncIterator()
+                        attached.yield()
+                        while let message = await iterator.next() {
+                            let finished =
+                                message["end"]?.boolValue == true
+                                ? tally.endSeen(dropped: dropped) : tally.counted()
+                            if finished { break }
+                        }
                     }
                 }
             }
+            var waiting = subscriptionCount * consumers
+            for await _ in attachments {
+                waiting -= 1
+                if waiting == 0 { break }
+            }
+            client.connect()
+            for subscription in subscriptions {
+                _ = await subscription.state.first { state in
+                    if case .subscribed = state { return true }
+                    return false
+                }
+            }
+            start = DispatchTime.now()
             await tally.finished()
             group.cancelAll()  // the other loops wait for messages that will not come
         }
         let seconds = Double(DispatchTime.now().uptimeNanoseconds - start.uptimeNanoseconds) / 1e9
-        let dropped = subscriptions.reduce(0) { $0 + $1.messages.droppedCount }
-        return Outcome(count: tally.count, seconds: seconds, dropped: dropped)
+        return Outcome(count: tally.count, seconds: seconds, dropped: dropped())
     }
 
     /// The count over every loop, and the end of the run: the end marker was seen, and the data messages
@@ -125,7 +140,7 @@ package enum BenchClient {
     }
 
     /// `run` from synchronous code: blocks the calling thread until it is done; nil (logged) if it threw.
-    package static func runBlocking(url: URL, messages: Int, subscriptions: Int) -> Outcome? {
+    package static func runBlocking(url: URL, messages: Int, subscriptions: Int, consumers: Int = 1) -> Outcome? {
         final class Result: @unchecked Sendable {
             // Written by the task before it signals, read by the caller after the wait.
             var outcome: Outcome?
@@ -134,7 +149,8 @@ package enum BenchClient {
         let done = DispatchSemaphore(value: 0)
         Task {
             do {
-                result.outcome = try await run(url: url, messages: messages, subscriptions: subscriptions)
+                result.outcome = try await run(
+                    url: url, messages: messages, subscriptions: subscriptions, consumers: consumers)
             } catch {
                 FileHandle.standardError.write(Data("bench client: \(error)\n".utf8))
             }
