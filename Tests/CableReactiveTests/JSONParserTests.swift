@@ -141,6 +141,42 @@ struct JSONParserTests {
         }
     }
 
+    @Test("finds the byte that ends a run of plain string content at every offset of the 8-byte words")
+    func specialBytesAtEveryOffset() throws {
+        for length in 0..<40 {
+            for position in 0...length {
+                let before = String(repeating: "a", count: position)
+                let after = String(repeating: "b", count: length - position)
+                // The closing quote, an escape, a multi-byte character: all parse.
+                let plain = "\"" + before + after + "\""
+                #expect(try JSONValue(parsing: plain) == .string(before + after))
+                let escaped = "\"" + before + "\\n" + after + "\""
+                #expect(try JSONValue(parsingUTF8: Array(escaped.utf8)) == .string(before + "\n" + after))
+                let accented = "\"" + before + "é" + after + "\""
+                #expect(try JSONValue(parsingUTF8: Array(accented.utf8)) == .string(before + "é" + after))
+                // A control character or a broken UTF-8 sequence at `position` is reported there.
+                var control = Array(plain.utf8)
+                control.insert(0x01, at: position + 1)
+                #expect(throws: JSONParseError.self) { try JSONValue(parsingUTF8: control) }
+                do {
+                    _ = try JSONValue(parsingUTF8: control)
+                } catch {
+                    #expect(error.kind == .controlCharacterInString && error.offset == position + 1)
+                }
+                var broken = Array(plain.utf8)
+                broken.insert(0xFF, at: position + 1)
+                do {
+                    _ = try JSONValue(parsingUTF8: broken)
+                    Issue.record("accepted 0xFF at \(position)")
+                } catch {
+                    #expect(error.kind == .invalidUTF8 && error.offset == position + 1)
+                }
+                // An unterminated string runs out of input wherever the words end.
+                #expect(throws: JSONParseError.self) { try JSONValue(parsingUTF8: Array(plain.utf8.dropLast())) }
+            }
+        }
+    }
+
     @Test("rejects nesting deeper than the limit and accepts it at the limit")
     func nestingLimit() throws {
         let limit = JSONValue.maximumNestingDepth

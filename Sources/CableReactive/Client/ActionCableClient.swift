@@ -131,7 +131,8 @@ public final class ActionCableClient: Sendable {
         guard let (box, sink) = engine.subscribe(identifier: identifier) else {
             let sink = HandleSink(id: 0, bufferSize: 1, state: .unsubscribed)
             sink.messages.finish()
-            let box = SubscriptionBox(serial: 0, identifier: identifier, bufferSize: 1, host: engine.host, sinks: [sink])
+            let box = SubscriptionBox(
+                serial: 0, identifier: identifier, bufferSize: 1, host: engine.host, sinks: [sink])
             let lease = SubscriptionLease(box: box, sinkID: sink.id, engine: nil, callbacks: engine.callbacks)
             return ChannelSubscription(lease: lease, sink: sink)
         }
