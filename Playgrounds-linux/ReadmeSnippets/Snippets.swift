@@ -85,6 +85,29 @@ func dropsExample(chat: ChannelSubscription) {
     _ = dropped
 }
 
+/// Typed messages and payloads with the app's own coders.
+func codersExample(room: ChannelSubscription) {
+    // snippet:start coders
+    struct Message: Decodable, Sendable {
+        let userName: String  // user_name on the wire
+        let sentAt: Date  // ISO 8601
+    }
+    struct Speak: Encodable {
+        let text: String
+        let replyTo: Int?
+    }
+    let decoder = JSONDecoder()
+    decoder.keyDecodingStrategy = .convertFromSnakeCase
+    decoder.dateDecodingStrategy = .iso8601
+    let encoder = JSONEncoder()
+    encoder.keyEncodingStrategy = .convertToSnakeCase
+
+    let messages = room.messages(as: Message.self, decoder: decoder)  // a failure logs its key path at DEBUG
+    room.perform("speak", Speak(text: "hi", replyTo: 7), encoder: encoder)  // {"text":"hi","reply_to":7}
+    // snippet:end
+    _ = messages
+}
+
 #if canImport(SwiftUI) && canImport(Combine)
     import Combine
     import SwiftUI

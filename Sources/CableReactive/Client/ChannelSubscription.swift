@@ -42,23 +42,34 @@ public final class ChannelSubscription: Sendable {
     }
 
     /// The messages decoded as `T`: ``messages`` with a decoding step. A message that does not decode is
-    /// skipped (and logged at DEBUG).
+    /// skipped, and logged at DEBUG with the key path where decoding failed (the names of your type's keys and
+    /// array indexes, never values).
     ///
     /// ```swift
-    /// struct Chat: Decodable, Sendable { let user: String; let text: String }
-    /// for await chat in room.messages(as: Chat.self) { print(chat.user, chat.text) }
+    /// struct Chat: Decodable, Sendable { let user: String; let text: String; let sentAt: Date }
+    /// let decoder = JSONDecoder()
+    /// decoder.keyDecodingStrategy = .convertFromSnakeCase  // Rails sends sent_at
+    /// decoder.dateDecodingStrategy = .iso8601
+    /// for await chat in room.messages(as: Chat.self, decoder: decoder) { print(chat.user, chat.text) }
     /// ```
-    public func messages<T: Decodable & Sendable>(as type: T.Type) -> CableMessages<T> {
+    ///
+    /// - Parameters:
+    ///   - type: the type of each message.
+    ///   - decoder: the decoder to use, with its strategies; a default `JSONDecoder` if omitted. It is used
+    ///     from the consumers' threads: do not change it afterwards.
+    public func messages<T: Decodable & Sendable>(
+        as type: T.Type, decoder: JSONDecoder = JSONDecoder()
+    ) -> CableMessages<T> {
         let lease = lease
         return CableMessages(stream: messages.stream, lease: lease) { message in
             do {
-                return try message.decode(T.self)
+                return try message.decode(T.self, decoder: decoder)
             } catch {
-                CableLog.emit(
-                    LogEvent(
-                        level: .debug, name: "decode_failed",
-                        fields: [.subscription(lease.serial), .errorType(String(describing: Swift.type(of: error)))]),
-                    host: lease.host)
+                var fields: [LogField] = [
+                    .subscription(lease.serial), .errorType(String(describing: Swift.type(of: error))),
+                ]
+                if let path = DecodingFailure.keyPath(of: error) { fields.append(.keyPath(path)) }
+                CableLog.emit(LogEvent(level: .debug, name: "decode_failed", fields: fields), host: lease.host)
                 return nil
             }
         }
@@ -68,18 +79,34 @@ public final class ChannelSubscription: Sendable {
     ///
     /// - Returns: `true` only when the subscription is confirmed on the live connection, this handle is not
     ///   unsubscribed, and the command was queued to the connection. Nothing is queued offline: while
-    ///   connecting, pending, rejected or unsubscribed, it returns `false` and sends nothing.
+    ///   connecting, pending, rejected or unsubscribed, it returns `false` and sends nothing. Also `false`
+    ///   when `data` is not a JSON object, which is logged at WARN as `perform_data_not_object` (a programming
+    ///   error, not a network condition).
     @discardableResult
     public func perform(_ action: String, _ data: JSONValue = [:]) -> Bool {
-        lease.engine?.perform(identifier: identifier, sink: lease.sinkID, action: action, data: data) ?? false
+        guard data.objectValue != nil else {
+            CableLog.emit(
+                LogEvent(level: .warn, name: "perform_data_not_object", fields: [.subscription(lease.serial)]),
+                host: lease.host)
+            return false
+        }
+        return lease.engine?.perform(identifier: identifier, sink: lease.sinkID, action: action, data: data) ?? false
     }
 
-    /// Sends `action` with an `Encodable` payload; see ``perform(_:_:)``.
+    /// Sends `action` with an `Encodable` payload, encoded by `encoder` (a default `JSONEncoder` if omitted);
+    /// see ``perform(_:_:)``.
     ///
-    /// - Returns: `false` also when `data` does not encode to a JSON object.
+    /// ```swift
+    /// let encoder = JSONEncoder()
+    /// encoder.keyEncodingStrategy = .convertToSnakeCase
+    /// room.perform("speak", Speak(text: "hi", replyTo: 7), encoder: encoder)  // {"text":"hi","reply_to":7}
+    /// ```
+    ///
+    /// - Returns: `false` also when `data` does not encode, or encodes to something other than a JSON object
+    ///   (logged at WARN, as for ``perform(_:_:)``).
     @discardableResult
-    public func perform(_ action: String, _ data: some Encodable) -> Bool {
-        guard let value = try? JSONValue(encoding: data) else { return false }
+    public func perform(_ action: String, _ data: some Encodable, encoder: JSONEncoder = JSONEncoder()) -> Bool {
+        guard let value = try? JSONValue(encoding: data, encoder: encoder) else { return false }
         return perform(action, value)
     }
 

@@ -55,10 +55,19 @@ extension JSONValue {
     ///     print(value)
     ///     // Prints: {"body":"hi","seq":1}
     ///
-    /// - Parameter value: anything `Encodable`, including top-level strings and numbers.
-    /// - Throws: `EncodingError` from `JSONEncoder` (e.g. for NaN), or ``JSONParseError`` (not expected).
-    public init(encoding value: some Encodable) throws {
-        let data = try JSONEncoder().encode(value)
+    /// With your own encoder, its strategies apply (snake_case keys and ISO 8601 dates are what Rails apps
+    /// usually expect):
+    ///
+    ///     let encoder = JSONEncoder()
+    ///     encoder.keyEncodingStrategy = .convertToSnakeCase
+    ///     print(try JSONValue(encoding: ["roomID": 7], encoder: encoder))
+    ///
+    /// - Parameters:
+    ///   - value: anything `Encodable`, including top-level strings and numbers.
+    ///   - encoder: the encoder to use; a default `JSONEncoder` if omitted.
+    /// - Throws: `EncodingError` from the encoder (e.g. for NaN), or ``JSONParseError`` (not expected).
+    public init(encoding value: some Encodable, encoder: JSONEncoder = JSONEncoder()) throws {
+        let data = try encoder.encode(value)
         try self.init(parsingUTF8: data)
     }
 
@@ -70,11 +79,14 @@ extension JSONValue {
     ///     print(message.body)
     ///     // Prints: hi
     ///
-    /// - Parameter type: the type to decode; usually inferred.
+    /// - Parameters:
+    ///   - type: the type to decode; usually inferred.
+    ///   - decoder: the decoder to use, with its strategies (snake_case keys, ISO 8601 dates); a default
+    ///     `JSONDecoder` if omitted.
     /// - Throws: `DecodingError` when the JSON does not match `type`; ``JSONEncodingError`` when this
     ///   value holds a NaN or infinite number.
-    public func decode<T: Decodable>(_ type: T.Type = T.self) throws -> T {
+    public func decode<T: Decodable>(_ type: T.Type = T.self, decoder: JSONDecoder = JSONDecoder()) throws -> T {
         let text = try jsonText()
-        return try JSONDecoder().decode(type, from: Data(text.utf8))
+        return try decoder.decode(type, from: Data(text.utf8))
     }
 }

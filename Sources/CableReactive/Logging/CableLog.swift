@@ -117,6 +117,8 @@ enum LogField: Sendable, Equatable {
     case frameType(StaticString)
     /// Why the client stopped: the kind's fixed name only.
     case stopKind(CableStopReason.Kind)
+    /// Where decoding failed: coding keys and indexes, already reduced to safe characters (``DecodingFailure``).
+    case keyPath(String)
 
     static func == (lhs: LogField, rhs: LogField) -> Bool { lhs.rendered == rhs.rendered }
 
@@ -140,6 +142,7 @@ enum LogField: Sendable, Equatable {
         case .errorType(let name): "error=\(name)"
         case .frameType(let name): "frame=\(name)"
         case .stopKind(let kind): "kind=\(kind.name)"
+        case .keyPath(let path): "path=\(path)"
         }
     }
 }

@@ -72,6 +72,28 @@ struct LogRedactionTests {
         #expect(logged.contains { $0.contains("reason=other") })
     }
 
+    @Test("a message that does not decode logs its key path at DEBUG, and never a value")
+    func decodeFailureKeyPath() async throws {
+        struct Line: Decodable, Sendable { let user: String }
+        let lines = Locked<[String]>([])
+        let previous = CableLog.logger
+        CableLog.logger = CableLogger(minimumLevel: .debug) { level, line in
+            lines.withLock { $0.append("\(level) \(line)") }
+        }
+        defer { CableLog.logger = previous }
+        let h = try ClientHarness()
+        let room = try h.client.subscribe(["channel": "ChatChannel"])
+        let connection = try #require(h.connected())
+        var typed = room.messages(as: Line.self).makeAsyncIterator()
+        connection.receive(ClientHarness.message(room.identifier, #"{"user":7,"note":"S3CR3T"}"#))
+        connection.receive(ClientHarness.message(room.identifier, #"{"user":"ok"}"#))
+        #expect(await typed.next()?.user == "ok")
+        let logged = lines.withLock { $0 }
+        #expect(logged.contains { $0.hasPrefix("DEBUG decode_failed") && $0.contains("path=user") }, "\(logged)")
+        #expect(!logged.contains { $0.contains("S3CR3T") || $0.contains("=7") })
+        h.client.close()
+    }
+
     @Test("the default logger is silent")
     func silentByDefault() {
         #expect(CableLogger.none.minimumLevel == .error)

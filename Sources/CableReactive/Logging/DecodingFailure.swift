@@ -1,0 +1,45 @@
+/// The part of a `DecodingError` that a log line may carry: where decoding failed, as a key path.
+///
+/// Coding keys are the names of the app's own properties, but a dictionary's keys come from the message, so
+/// every key is reduced to safe characters (ASCII letters, digits and `_`; anything else becomes `?`) and cut
+/// to 32 characters, and the path to its last 8 components. Indexes print as `[n]`. Values never appear.
+enum DecodingFailure {
+    static let maxComponents = 8
+    static let maxKeyLength = 32
+
+    /// `user.rooms[2].name`, or nil when the error has no path (or is not a `DecodingError`).
+    static func keyPath(of error: any Error) -> String? {
+        let path: [any CodingKey]
+        switch error as? DecodingError {
+        case .typeMismatch(_, let context), .valueNotFound(_, let context), .dataCorrupted(let context):
+            path = context.codingPath
+        case .keyNotFound(let key, let context):
+            path = context.codingPath + [key]
+        case nil:
+            return nil
+        @unknown default:
+            return nil
+        }
+        guard !path.isEmpty else { return nil }
+        var rendered = ""
+        for key in path.suffix(maxComponents) {
+            if let index = key.intValue, key.stringValue == "Index \(index)" || key.stringValue == "\(index)" {
+                rendered += "[\(index)]"
+            } else {
+                if !rendered.isEmpty { rendered += "." }
+                rendered += safe(key.stringValue)
+            }
+        }
+        return (path.count > maxComponents ? "…" : "") + rendered
+    }
+
+    private static func safe(_ key: String) -> String {
+        String(
+            key.unicodeScalars.prefix(maxKeyLength).map { scalar -> Character in
+                switch scalar.value {
+                case 0x30...0x39, 0x41...0x5A, 0x61...0x7A, 0x5F: Character(scalar)
+                default: "?"
+                }
+            })
+    }
+}
