@@ -1,7 +1,7 @@
 /// A JSON document held as a Swift value: what Action Cable frames carry in `message` and `data`.
 ///
 /// Build one with literals, parse one from text with ``init(parsing:)``, or convert an `Encodable`
-/// with ``init(encoding:)``. Values are immutable and `Sendable`, so they can cross threads freely.
+/// with ``init(encoding:encoder:)``. Values are immutable and `Sendable`, so they can cross threads freely.
 ///
 ///     let params: JSONValue = ["channel": "ChatChannel", "room": 1]
 ///     print(params["room"]?.intValue ?? 0)
