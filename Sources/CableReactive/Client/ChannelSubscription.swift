@@ -144,7 +144,7 @@ final class SubscriptionLease: Sendable {
 
     /// Gives the share back; idempotent (the engine knows each share once).
     func release() {
-        engine?.release(serial: serial, sink: sinkID)
+        engine?.release(identifier: identifier, serial: serial, sink: sinkID)
     }
 }
 

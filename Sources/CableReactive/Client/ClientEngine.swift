@@ -6,6 +6,14 @@ import Signals
     import FoundationNetworking
 #endif
 
+/// One subscription's row in the engine's registry: what the client keeps beside the machine's state.
+struct SubscriptionRow: Sendable {
+    /// The handles and their streams; replaced when a handle joins or leaves.
+    var box: SubscriptionBox
+    /// The pending subscribe re-send, if any.
+    var retry: (any ScheduledWork)?
+}
+
 /// The shell around the pure state machines: one lock, decisions under it, effects with no user code.
 ///
 /// Every event (an API call, a transport event, a timer) takes the lock, runs the machines, and executes
@@ -27,14 +35,15 @@ final class ClientEngine: Sendable {
 
     struct Core: Sendable {
         var machine: ConnectionMachine
-        var registry: SubscriptionRegistry
+        /// The subscriptions: each entry holds its state, its box (handles and streams) and its retry timer.
+        var registry: SubscriptionRegistry<SubscriptionRow>
         var random: any RandomNumberGenerator & Sendable
         var connection: (id: UInt64, connection: any WebSocketConnection)?
         var request: (id: UInt64, request: URLRequest)?
         var timers: [ConnectionMachine.TimerKind: any ScheduledWork] = [:]
-        var retryTimers: [String: any ScheduledWork] = [:]
-        var boxes: [Int: SubscriptionBox] = [:]
         var nextSinkID: UInt64 = 0
+        /// The data-frame index over the registry's boxes (by identifier token, and server spellings): kept in
+        /// step by `subscribe(identifier:)`, `replace(_:with:in:)` and `end(_:in:)` only.
         var routes = RouteTable()
         var hook: Task<Void, Never>?
         var logs: [LogEvent] = []
@@ -191,29 +200,30 @@ final class ClientEngine: Sendable {
         }
     }
 
-    private func execute(_ action: SubscriptionRegistry.Action, in core: inout Core) {
+    private func execute(_ action: SubscriptionAction, in core: inout Core) {
         switch action {
         case .send(let text):
             Self.sendOnLiveSession(text, in: core)
-        case .publish(let serial, let state):
-            guard let box = core.boxes[serial] else { return }
-            if state == .unsubscribed {
-                core.boxes.removeValue(forKey: serial)
-                core.routes.remove(box.identifier, ifLeadingTo: box)
-                for sink in box.sinks { sink.end(callbacks: callbacks) }
-                return
-            }
-            let sinks = box.sinks
+        case .publish(_, .unsubscribed):
+            break  // the entry is gone; its row was ended by whoever removed it (end(_:in:))
+        case .publish(let identifier, let state):
+            guard let sinks = core.registry[identifier]?.attachment.box.sinks else { return }
             callbacks.run {
                 for sink in sinks { sink.state.value = state }
             }
         case .scheduleRetry(let identifier, let generation, let delay):
-            core.retryTimers[identifier]?.cancel()
-            core.retryTimers[identifier] = scheduler.schedule(after: delay) { [weak self] in
+            let timer = scheduler.schedule(after: delay) { [weak self] in
                 self?.handle(.retryFired(identifier: identifier, generation: generation))
             }
+            core.registry.updateAttachment(of: identifier) { row in
+                row.retry?.cancel()
+                row.retry = timer
+            }
         case .cancelRetry(let identifier):
-            core.retryTimers.removeValue(forKey: identifier)?.cancel()
+            core.registry.updateAttachment(of: identifier) { row in
+                row.retry?.cancel()
+                row.retry = nil
+            }
         case .log(let event):
             core.logs.append(event)
         }
@@ -393,20 +403,21 @@ final class ClientEngine: Sendable {
         core.withLock { core -> (SubscriptionBox, HandleSink)? in
             if core.closed { return nil }
             core.nextSinkID += 1
-            if let box = core.routes[identifier], box.identifier == identifier,
-                let entry = core.registry.entries[identifier]
-            {
+            if let entry = core.registry[identifier] {
+                let box = entry.attachment.box
                 let sink = HandleSink(id: core.nextSinkID, bufferSize: box.bufferSize, state: entry.state)
                 Self.replace(box, with: box.adding(sink), in: &core)
                 return (box, sink)
             }
-            // (The registry refuses an identifier it has; the branch above shares it instead.)
-            guard let (serial, actions) = core.registry.add(identifier, random: &core.random) else { return nil }
             let sink = HandleSink(id: core.nextSinkID, bufferSize: options.messageBufferSize, state: .pending)
+            // The serial the registry will give it: boxes carry it for logs and handles.
             let box = SubscriptionBox(
-                serial: serial, identifier: identifier, bufferSize: options.messageBufferSize, host: host,
-                sinks: [sink])
-            core.boxes[serial] = box
+                serial: core.registry.nextSerialToAssign, identifier: identifier,
+                bufferSize: options.messageBufferSize, host: host, sinks: [sink])
+            let row = SubscriptionRow(box: box)
+            guard let (_, actions) = core.registry.add(identifier, attachment: row, random: &core.random) else {
+                return nil  // unreachable: the branch above shares a registered identifier
+            }
             core.routes.set(box, for: identifier)
             for action in actions { execute(action, in: &core) }
             return (box, sink)
@@ -415,20 +426,30 @@ final class ClientEngine: Sendable {
 
     /// Puts `new` wherever `old` is found: the box changes when a handle joins or leaves.
     private static func replace(_ old: SubscriptionBox, with new: SubscriptionBox, in core: inout Core) {
-        core.boxes[old.serial] = new
+        core.registry.updateAttachment(of: old.identifier) { $0.box = new }
         core.routes.replace(old, with: new)
     }
 
+    /// Ends a row the registry has just removed: its routes, its retry timer, every handle.
+    private func end(_ row: SubscriptionRow, in core: inout Core) {
+        core.routes.remove(row.box.identifier, ifLeadingTo: row.box)
+        row.retry?.cancel()
+        for sink in row.box.sinks { sink.end(callbacks: callbacks) }
+    }
+
     /// Ends the handle `sink` of subscription `serial`; the last handle's release ends the server subscription.
-    func release(serial: Int, sink: UInt64) {
+    func release(identifier: String, serial: Int, sink: UInt64) {
         let logs = core.withLock { core -> [LogEvent] in
-            guard let box = core.boxes[serial], let (rest, removed) = box.removing(sink: sink) else { return [] }
+            guard let entry = core.registry[identifier], entry.serial == serial,
+                let (rest, removed) = entry.attachment.box.removing(sink: sink)
+            else { return [] }
             removed.end(callbacks: callbacks)
             guard rest.sinks.isEmpty else {
-                Self.replace(box, with: rest, in: &core)
+                Self.replace(entry.attachment.box, with: rest, in: &core)
                 return []
             }
-            for action in core.registry.remove(box.identifier) { execute(action, in: &core) }
+            for action in core.registry.remove(identifier) { execute(action, in: &core) }
+            end(entry.attachment, in: &core)
             defer { core.logs.removeAll() }
             return core.logs
         }
@@ -440,8 +461,8 @@ final class ClientEngine: Sendable {
             return false
         }
         return core.withLock { core -> Bool in
-            guard core.registry.canPerform(identifier), let box = core.routes[identifier],
-                box.identifier == identifier, box.contains(sink: sink)
+            guard core.registry.canPerform(identifier),
+                core.registry[identifier]?.attachment.box.contains(sink: sink) == true
             else { return false }
             return Self.sendOnLiveSession(text, in: core)
         }
@@ -452,9 +473,9 @@ final class ClientEngine: Sendable {
             guard !core.closed else { return [] }
             core.closed = true
             process(.machine(.close), in: &core)
+            let rows = core.registry.entries.values.map(\.attachment)
             for action in core.registry.removeAll() { execute(action, in: &core) }
-            for timer in core.retryTimers.values { timer.cancel() }
-            core.retryTimers.removeAll()
+            for row in rows { end(row, in: &core) }
             core.hook?.cancel()
             core.hook = nil
             defer { core.logs.removeAll() }

@@ -1,11 +1,27 @@
 import Foundation
 
-/// Every subscription of one client, as a pure state machine: what to send, when to retry, what state each
-/// subscription is in. One server subscription per identifier.
-struct SubscriptionRegistry: Sendable {
-    struct Entry: Sendable, Equatable {
+/// What ``SubscriptionRegistry`` asks its owner to do.
+enum SubscriptionAction: Sendable, Equatable {
+    case send(String)
+    case publish(identifier: String, SubscriptionState)
+    case scheduleRetry(identifier: String, generation: UInt64, after: TimeInterval)
+    case cancelRetry(identifier: String)
+    case log(LogEvent)
+}
+
+/// Every subscription of one client in one table, with its state machine: what to send, when to retry, what
+/// state each subscription is in. One server subscription per identifier.
+///
+/// Each entry also carries its owner's `Attachment` (for the client: the subscription's handles and their
+/// message streams, and its retry timer), so identifier, serial, state and delivery live in one entry and no
+/// parallel index has to be kept in step. The machine never looks inside an attachment.
+struct SubscriptionRegistry<Attachment: Sendable>: Sendable {
+    typealias Action = SubscriptionAction
+
+    struct Entry: Sendable {
         let serial: Int
         let identifier: String
+        var attachment: Attachment
         var state = SubscriptionState.pending
         var confirmations = 0
         /// The session on which `subscribe` last went out.
@@ -16,19 +32,13 @@ struct SubscriptionRegistry: Sendable {
         var retryGeneration: UInt64 = 0
     }
 
-    enum Action: Sendable, Equatable {
-        case send(String)
-        case publish(serial: Int, SubscriptionState)
-        case scheduleRetry(identifier: String, generation: UInt64, after: TimeInterval)
-        case cancelRetry(identifier: String)
-        case log(LogEvent)
-    }
-
     /// The backoff cap for subscribe re-sends (the client's max reconnect delay).
     let retryCap: TimeInterval
     private(set) var entries: [String: Entry] = [:]
     private(set) var session: UInt64?
     private var nextSerial = 0
+    /// The serial that the next ``add(_:attachment:random:)`` assigns.
+    var nextSerialToAssign: Int { nextSerial + 1 }
     private var nextGeneration: UInt64 = 0
 
     init(retryCap: TimeInterval) {
@@ -36,6 +46,15 @@ struct SubscriptionRegistry: Sendable {
     }
 
     func contains(_ identifier: String) -> Bool { entries[identifier] != nil }
+
+    subscript(identifier: String) -> Entry? { entries[identifier] }
+
+    /// Changes the attachment of `identifier`'s entry, if there is one.
+    mutating func updateAttachment(of identifier: String, _ body: (inout Attachment) -> Void) {
+        guard var entry = entries[identifier] else { return }
+        body(&entry.attachment)
+        entries[identifier] = entry
+    }
 
     /// Whether `perform` may send for `identifier`: confirmed on the live session.
     func canPerform(_ identifier: String) -> Bool {
@@ -46,10 +65,12 @@ struct SubscriptionRegistry: Sendable {
     /// Registers a subscription; sends `subscribe` at once if a session is live.
     ///
     /// - Returns: nil if `identifier` is already registered.
-    mutating func add(_ identifier: String, random: inout some RandomNumberGenerator) -> (serial: Int, [Action])? {
+    mutating func add(
+        _ identifier: String, attachment: Attachment, random: inout some RandomNumberGenerator
+    ) -> (serial: Int, [Action])? {
         guard entries[identifier] == nil else { return nil }
         nextSerial += 1
-        entries[identifier] = Entry(serial: nextSerial, identifier: identifier)
+        entries[identifier] = Entry(serial: nextSerial, identifier: identifier, attachment: attachment)
         var actions: [Action] = []
         if session != nil { sendSubscribe(identifier, retry: 0, into: &actions, random: &random) }
         return (nextSerial, actions)
@@ -73,7 +94,7 @@ struct SubscriptionRegistry: Sendable {
             actions.append(.cancelRetry(identifier: identifier))
             if case .subscribed = entry.state {
                 entries[identifier]?.state = .pending
-                actions.append(.publish(serial: entry.serial, .pending))
+                actions.append(.publish(identifier: entry.identifier, .pending))
             }
         }
         return actions
@@ -96,7 +117,7 @@ struct SubscriptionRegistry: Sendable {
         entry.state = .subscribed(confirmations: entry.confirmations)
         entries[identifier] = entry
         return [
-            .cancelRetry(identifier: identifier), .publish(serial: entry.serial, entry.state),
+            .cancelRetry(identifier: identifier), .publish(identifier: entry.identifier, entry.state),
             .log(
                 LogEvent(
                     level: .info, name: "subscribed",
@@ -114,7 +135,7 @@ struct SubscriptionRegistry: Sendable {
         entry.state = .rejected
         entries[identifier] = entry
         return [
-            .cancelRetry(identifier: identifier), .publish(serial: entry.serial, .rejected),
+            .cancelRetry(identifier: identifier), .publish(identifier: entry.identifier, .rejected),
             .log(LogEvent(level: .info, name: "rejected", fields: [.subscription(entry.serial)])),
         ]
     }
@@ -145,7 +166,7 @@ struct SubscriptionRegistry: Sendable {
         if let session, entry.sentOn == session {
             actions.append(.send(subscribeCommand(identifier, unsubscribe: true)))
         }
-        actions.append(.publish(serial: entry.serial, .unsubscribed))
+        actions.append(.publish(identifier: entry.identifier, .unsubscribed))
         return actions
     }
 
@@ -153,7 +174,7 @@ struct SubscriptionRegistry: Sendable {
     mutating func removeAll() -> [Action] {
         defer { entries.removeAll() }
         return entries.values.flatMap { entry in
-            [Action.cancelRetry(identifier: entry.identifier), .publish(serial: entry.serial, .unsubscribed)]
+            [Action.cancelRetry(identifier: entry.identifier), .publish(identifier: entry.identifier, .unsubscribed)]
         }
     }
 
@@ -169,7 +190,7 @@ struct SubscriptionRegistry: Sendable {
             entry.rejectedOn = nil
             if entry.state != .pending {
                 entry.state = .pending
-                actions.append(.publish(serial: entry.serial, .pending))
+                actions.append(.publish(identifier: entry.identifier, .pending))
             }
         }
         nextGeneration += 1

@@ -6,7 +6,7 @@ import Testing
 
 @Suite("SubscriptionRegistry")
 struct SubscriptionRegistryTests {
-    typealias Action = SubscriptionRegistry.Action
+    typealias Action = SubscriptionAction
     let room = #"{"channel":"ChatChannel","room":"1"}"#
     let other = #"{"channel":"EchoChannel"}"#
 
@@ -25,9 +25,9 @@ struct SubscriptionRegistryTests {
     @Test("subscribing before a session sends nothing; the welcome sends every subscribe in creation order")
     func sentAfterWelcome() {
         var random = SeededRandom(seed: 1)
-        var registry = SubscriptionRegistry(retryCap: 30)
-        #expect(registry.add(room, random: &random)?.1.isEmpty == true)
-        #expect(registry.add(other, random: &random)?.1.isEmpty == true)
+        var registry = SubscriptionRegistry<Int>(retryCap: 30)
+        #expect(registry.add(room, attachment: 0, random: &random)?.1.isEmpty == true)
+        #expect(registry.add(other, attachment: 0, random: &random)?.1.isEmpty == true)
         let actions = registry.sessionStarted(1, random: &random)
         #expect(
             sends(actions) == [
@@ -39,28 +39,44 @@ struct SubscriptionRegistryTests {
     @Test("a subscription added during a live session goes out at once")
     func sentImmediatelyWhenLive() {
         var random = SeededRandom(seed: 1)
-        var registry = SubscriptionRegistry(retryCap: 30)
+        var registry = SubscriptionRegistry<Int>(retryCap: 30)
         _ = registry.sessionStarted(1, random: &random)
-        let actions = registry.add(room, random: &random)?.1 ?? []
+        let actions = registry.add(room, attachment: 0, random: &random)?.1 ?? []
         #expect(sends(actions) == [CableProtocol.subscribe(identifier: room)])
+    }
+
+    @Test("each entry carries its owner's attachment through sessions, and loses it only when removed")
+    func attachments() {
+        var random = SeededRandom(seed: 1)
+        var registry = SubscriptionRegistry<Int>(retryCap: 30)
+        _ = registry.add(room, attachment: 10, random: &random)
+        _ = registry.sessionStarted(1, random: &random)
+        registry.updateAttachment(of: room) { $0 += 1 }
+        registry.updateAttachment(of: other) { $0 = 99 }  // not registered: nothing happens
+        _ = registry.confirmed(room)
+        _ = registry.sessionEnded()
+        #expect(registry[room]?.attachment == 11)
+        #expect(registry[other] == nil)
+        _ = registry.remove(room)
+        #expect(registry[room] == nil)
     }
 
     @Test("one registration per identifier until it is removed")
     func duplicateIdentifier() {
         var random = SeededRandom(seed: 1)
-        var registry = SubscriptionRegistry(retryCap: 30)
-        let first = registry.add(room, random: &random)?.serial
-        #expect(registry.add(room, random: &random) == nil)
+        var registry = SubscriptionRegistry<Int>(retryCap: 30)
+        let first = registry.add(room, attachment: 0, random: &random)?.serial
+        #expect(registry.add(room, attachment: 0, random: &random) == nil)
         _ = registry.remove(room)
-        let again = registry.add(room, random: &random)?.serial
+        let again = registry.add(room, attachment: 0, random: &random)?.serial
         #expect(first != nil && again != nil && first != again)
     }
 
     @Test("unanswered subscribes are re-sent after 5, 10, 20, 30, 30 s (±25%) until confirmed")
     func retrySchedule() {
         var random = SeededRandom(seed: 7)
-        var registry = SubscriptionRegistry(retryCap: 30)
-        _ = registry.add(room, random: &random)
+        var registry = SubscriptionRegistry<Int>(retryCap: 30)
+        _ = registry.add(room, attachment: 0, random: &random)
         var actions = registry.sessionStarted(1, random: &random)
         var delays = retries(actions)
         for _ in 0..<4 {
@@ -80,37 +96,37 @@ struct SubscriptionRegistryTests {
     @Test("confirmations count once per connection, even with duplicate confirms")
     func confirmationsPerConnection() {
         var random = SeededRandom(seed: 1)
-        var registry = SubscriptionRegistry(retryCap: 30)
-        let serial = registry.add(room, random: &random)?.serial ?? -1
+        var registry = SubscriptionRegistry<Int>(retryCap: 30)
+        #expect(registry.add(room, attachment: 0, random: &random)?.serial == 1)
         _ = registry.sessionStarted(1, random: &random)
-        #expect(registry.confirmed(room).contains(.publish(serial: serial, .subscribed(confirmations: 1))))
+        #expect(registry.confirmed(room).contains(.publish(identifier: room, .subscribed(confirmations: 1))))
         #expect(registry.confirmed(room).isEmpty)
-        #expect(registry.sessionEnded().contains(.publish(serial: serial, .pending)))
+        #expect(registry.sessionEnded().contains(.publish(identifier: room, .pending)))
         _ = registry.sessionStarted(2, random: &random)
-        #expect(registry.confirmed(room).contains(.publish(serial: serial, .subscribed(confirmations: 2))))
+        #expect(registry.confirmed(room).contains(.publish(identifier: room, .subscribed(confirmations: 2))))
         #expect(registry.canPerform(room))
     }
 
     @Test("a rejected subscription is not retried on the same connection but is re-sent after the next welcome")
     func rejectedResentNextWelcome() {
         var random = SeededRandom(seed: 1)
-        var registry = SubscriptionRegistry(retryCap: 30)
-        let serial = registry.add(room, random: &random)?.serial ?? -1
+        var registry = SubscriptionRegistry<Int>(retryCap: 30)
+        #expect(registry.add(room, attachment: 0, random: &random)?.serial == 1)
         let started = registry.sessionStarted(1, random: &random)
         let rejected = registry.rejected(room)
-        #expect(rejected.contains(.publish(serial: serial, .rejected)))
+        #expect(rejected.contains(.publish(identifier: room, .rejected)))
         #expect(registry.retryFired(room, generation: generation(started) ?? 0, random: &random).isEmpty)
         #expect(!registry.canPerform(room))
         _ = registry.sessionEnded()
         let again = registry.sessionStarted(2, random: &random)
         #expect(sends(again) == [CableProtocol.subscribe(identifier: room)])
-        #expect(again.contains(.publish(serial: serial, .pending)))
+        #expect(again.contains(.publish(identifier: room, .pending)))
     }
 
     @Test("a confirmation for an identifier we do not know gets an unsubscribe")
     func orphanConfirm() {
         var random = SeededRandom(seed: 1)
-        var registry = SubscriptionRegistry(retryCap: 30)
+        var registry = SubscriptionRegistry<Int>(retryCap: 30)
         _ = registry.sessionStarted(1, random: &random)
         #expect(sends(registry.confirmed(room)) == [CableProtocol.unsubscribe(identifier: room)])
     }
@@ -118,13 +134,13 @@ struct SubscriptionRegistryTests {
     @Test("unsubscribe sends only if the subscribe went out on this connection, and is final")
     func unsubscribeRules() {
         var random = SeededRandom(seed: 1)
-        var registry = SubscriptionRegistry(retryCap: 30)
-        let serial = registry.add(room, random: &random)?.serial ?? -1
+        var registry = SubscriptionRegistry<Int>(retryCap: 30)
+        #expect(registry.add(room, attachment: 0, random: &random)?.serial == 1)
         let offline = registry.remove(room)
         #expect(sends(offline).isEmpty)
-        #expect(offline.contains(.publish(serial: serial, .unsubscribed)))
+        #expect(offline.contains(.publish(identifier: room, .unsubscribed)))
 
-        _ = registry.add(other, random: &random)
+        _ = registry.add(other, attachment: 0, random: &random)
         _ = registry.sessionStarted(1, random: &random)
         #expect(sends(registry.remove(other)) == [CableProtocol.unsubscribe(identifier: other)])
         #expect(sends(registry.sessionStarted(2, random: &random)).isEmpty)
@@ -134,8 +150,8 @@ struct SubscriptionRegistryTests {
     @Test("perform is allowed only when confirmed on the live session")
     func performRules() {
         var random = SeededRandom(seed: 1)
-        var registry = SubscriptionRegistry(retryCap: 30)
-        _ = registry.add(room, random: &random)
+        var registry = SubscriptionRegistry<Int>(retryCap: 30)
+        _ = registry.add(room, attachment: 0, random: &random)
         #expect(!registry.canPerform(room))
         _ = registry.sessionStarted(1, random: &random)
         #expect(!registry.canPerform(room))
