@@ -57,6 +57,13 @@ public struct CableMessages<Element: Sendable>: AsyncSequence, Signal {
         /// or when the task is cancelled.
         @inlinable
         public mutating func next() async -> Element? {
+            await next(isolation: nil)
+        }
+
+        /// ``next()`` from the caller's actor: what a `for await` loop in actor-isolated code (a `@MainActor`
+        /// view model) calls, so that the iterator never leaves that actor.
+        @inlinable
+        public mutating func next(isolation actor: isolated (any Actor)?) async -> Element? {
             while let message = await consumer.next() {
                 if let element = transform(message) { return element }
             }

@@ -1,7 +1,7 @@
 import Foundation
 
 extension Signal {
-    /// Waits for the first value that satisfies `predicate`, for at most `timeout` seconds: ``first(where:)``
+    /// Waits for the first value that satisfies `predicate`, for at most `timeout` seconds: ``first(isolation:where:)``
     /// with a deadline, for UI flows and tests that must not hang. A ``StateValue`` offers its current value first.
     ///
     /// ```swift

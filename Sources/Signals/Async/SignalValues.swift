@@ -33,6 +33,13 @@ public struct SignalValues<Base: Signal>: AsyncSequence, Sendable {
         /// finished or the task is cancelled.
         @inlinable
         public mutating func next() async -> Element? {
+            await next(isolation: nil)
+        }
+
+        /// ``next()`` from the caller's actor: what a `for await` loop in actor-isolated code (a `@MainActor`
+        /// view model) calls, so that the iterator never leaves that actor.
+        @inlinable
+        public mutating func next(isolation actor: isolated (any Actor)?) async -> Element? {
             await consumer.next()
         }
 
@@ -55,21 +62,28 @@ extension Signal {
 
     /// Waits for the first value that satisfies `predicate` and returns it.
     ///
+    /// It runs on the caller's actor (`isolation` defaults to it), so `predicate` need not be `Sendable` and the
+    /// call compiles in actor-isolated code such as a `@MainActor` view model:
+    ///
     /// ```swift
     /// let connected = await client.state.first { $0 == .connected }
     /// ```
     ///
     /// - Returns: the value, or `nil` if the signal finishes first or the task is cancelled.
-    public func first(where predicate: (Element) throws -> Bool) async rethrows -> Element? {
-        for await value in values where try predicate(value) {
-            return value
+    public func first(
+        isolation: isolated (any Actor)? = #isolation,
+        where predicate: (Element) throws -> Bool
+    ) async rethrows -> Element? {
+        var iterator = values.makeAsyncIterator()
+        while let value = await iterator.next(isolation: isolation) {
+            if try predicate(value) { return value }
         }
         return nil
     }
 
     /// Waits for the first value and returns it; `nil` if the signal finishes first or the task is cancelled.
-    public func first() async -> Element? {
-        await first { _ in true }
+    public func first(isolation: isolated (any Actor)? = #isolation) async -> Element? {
+        await first(isolation: isolation) { _ in true }
     }
 }
 
