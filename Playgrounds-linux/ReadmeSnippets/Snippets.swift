@@ -85,6 +85,14 @@ func dropsExample(chat: ChannelSubscription) {
     _ = dropped
 }
 
+/// Params and data from variables.
+func variablesExample(client: ActionCableClient, roomID: Int, body: String) throws {
+    // snippet:start variables
+    let room = try client.subscribe(["channel": "RoomChannel", "room_id": roomID])  // no .int(roomID) needed
+    room.perform("speak", ["body": body, "count": 1])  // same identifier and frame as the literal forms
+    // snippet:end
+}
+
 /// Typed messages and payloads with the app's own coders.
 func codersExample(room: ChannelSubscription) {
     // snippet:start coders

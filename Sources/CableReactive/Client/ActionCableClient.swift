@@ -140,6 +140,21 @@ public final class ActionCableClient: Sendable {
         return ChannelSubscription(lease: lease, sink: sink)
     }
 
+    /// Subscribes with params built from variables, without wrapping each value; see ``subscribe(_:)-(JSONValue)``.
+    ///
+    /// ```swift
+    /// let roomID = 42
+    /// let room = try client.subscribe(["channel": "RoomChannel", "room_id": roomID])
+    /// ```
+    ///
+    /// Each value is encoded to JSON on its own (`JSONEncoder`), so the identifier is the one the literal form
+    /// `["channel": "RoomChannel", "room_id": 42]` gives.
+    ///
+    /// - Throws: ``CableError`` `missingChannel`, or `unencodableData` when a value does not encode.
+    public func subscribe(_ params: [String: any Encodable & Sendable]) throws(CableError) -> ChannelSubscription {
+        try subscribe(JSONValue.object(JSONValue.encodingEach(params)))
+    }
+
     /// Subscribes with `Encodable` params; see ``subscribe(_:)-(JSONValue)``.
     public func subscribe(_ params: some Encodable) throws(CableError) -> ChannelSubscription {
         let value: JSONValue

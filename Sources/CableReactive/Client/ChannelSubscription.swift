@@ -93,6 +93,21 @@ public final class ChannelSubscription: Sendable {
         return lease.engine?.perform(identifier: identifier, sink: lease.sinkID, action: action, data: data) ?? false
     }
 
+    /// Sends `action` with data built from variables, without wrapping each value; see ``perform(_:_:)``.
+    ///
+    /// ```swift
+    /// room.perform("speak", ["body": body, "count": n])
+    /// ```
+    ///
+    /// Each value is encoded to JSON on its own (`JSONEncoder`), so the frame is the one the literal form gives.
+    ///
+    /// - Returns: `false` also when a value does not encode.
+    @discardableResult
+    public func perform(_ action: String, _ data: [String: any Encodable & Sendable]) -> Bool {
+        guard let object = try? JSONValue.encodingEach(data) else { return false }
+        return perform(action, .object(object))
+    }
+
     /// Sends `action` with an `Encodable` payload, encoded by `encoder` (a default `JSONEncoder` if omitted);
     /// see ``perform(_:_:)``.
     ///

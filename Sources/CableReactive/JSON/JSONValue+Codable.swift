@@ -90,3 +90,21 @@ extension JSONValue {
         return try decoder.decode(type, from: Data(text.utf8))
     }
 }
+
+extension JSONValue {
+    /// Each value of `members` encoded on its own: what the dictionary forms of `subscribe` and `perform` take.
+    ///
+    /// - Throws: ``CableError`` `unencodableData` when a value does not encode.
+    static func encodingEach(_ members: [String: any Encodable & Sendable]) throws(CableError) -> [String: JSONValue] {
+        var object: [String: JSONValue] = [:]
+        object.reserveCapacity(members.count)
+        for (key, value) in members {
+            do {
+                object[key] = try value as? JSONValue ?? JSONValue(encoding: value)
+            } catch {
+                throw CableError.unencodableData()
+            }
+        }
+        return object
+    }
+}

@@ -50,6 +50,39 @@ struct CodingTests {
         #expect(try data.map { try JSONValue(parsing: $0) } == ["action": "speak", "text": "hi", "reply_to": 7])
     }
 
+    @Test("params and data built from variables give the identifier and the frame of the literal forms")
+    func variablesLikeLiterals() throws {
+        let h = try ClientHarness()
+        let connection = try #require(h.connected())
+        let roomID = 42
+        let name = "lobby é"
+        let open = true
+        let tags = ["a", "b"]
+        let filter: JSONValue = ["min": 1]
+        let fromVariables = try h.client.subscribe([
+            "channel": "RoomChannel", "room_id": roomID, "name": name, "open": open, "tags": tags, "filter": filter,
+        ])
+        let literal: JSONValue = [
+            "channel": "RoomChannel", "room_id": 42, "name": "lobby é", "open": true, "tags": ["a", "b"],
+            "filter": ["min": 1],
+        ]
+        let fromLiterals = try h.client.subscribe(literal)
+        #expect(fromVariables.identifier == fromLiterals.identifier)
+        #expect(
+            fromVariables.identifier
+                == #"{"channel":"RoomChannel","filter":{"min":1},"name":"lobby é","open":true,"room_id":42,"tags":["a","b"]}"#
+        )
+        connection.receive(ClientHarness.confirm(fromLiterals.identifier))
+        let body = "hi"
+        let count = 3
+        #expect(fromVariables.perform("speak", ["body": body, "count": count]))
+        let data: JSONValue = ["body": "hi", "count": 3]
+        #expect(fromLiterals.perform("speak", data))
+        let sent = connection.sent.suffix(2)
+        #expect(sent.count == 2 && sent.first == sent.last, "\(sent)")
+        #expect(throws: CableError.missingChannel()) { _ = try h.client.subscribe(["room_id": roomID]) }
+    }
+
     @Test("perform with data that is not a JSON object sends nothing and says so")
     func performNeedsAnObject() throws {
         let h = try ClientHarness()
