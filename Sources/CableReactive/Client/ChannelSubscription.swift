@@ -93,7 +93,7 @@ public final class ChannelSubscription: Sendable {
         return lease.engine?.perform(identifier: identifier, sink: lease.sinkID, action: action, data: data) ?? false
     }
 
-    /// Sends `action` with data built from variables, without wrapping each value; see ``perform(_:_:)``.
+    /// Sends `action` with data built from variables, without wrapping each value; see ``perform(_:_:)-(String,JSONValue)``.
     ///
     /// ```swift
     /// room.perform("speak", ["body": body, "count": n])
@@ -109,7 +109,7 @@ public final class ChannelSubscription: Sendable {
     }
 
     /// Sends `action` with an `Encodable` payload, encoded by `encoder` (a default `JSONEncoder` if omitted);
-    /// see ``perform(_:_:)``.
+    /// see ``perform(_:_:)-(String,JSONValue)``.
     ///
     /// ```swift
     /// let encoder = JSONEncoder()
@@ -118,7 +118,7 @@ public final class ChannelSubscription: Sendable {
     /// ```
     ///
     /// - Returns: `false` also when `data` does not encode, or encodes to something other than a JSON object
-    ///   (logged at WARN, as for ``perform(_:_:)``).
+    ///   (logged at WARN, as for ``perform(_:_:)-(String,JSONValue)``).
     @discardableResult
     public func perform(_ action: String, _ data: some Encodable, encoder: JSONEncoder = JSONEncoder()) -> Bool {
         guard let value = try? JSONValue(encoding: data, encoder: encoder) else { return false }
