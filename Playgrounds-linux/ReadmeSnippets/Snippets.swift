@@ -85,6 +85,23 @@ func dropsExample(chat: ChannelSubscription) {
     _ = dropped
 }
 
+/// Why the connection was lost.
+func lastDisconnectExample(client: ActionCableClient, show: @escaping @Sendable (String) -> Void) -> Observation {
+    // snippet:start last-disconnect
+    let banner = client.lastDisconnect.observe(on: .main) { last in
+        guard let last else { return }
+        switch last.kind {
+        case .failed where last.httpStatus.map { (400..<500).contains($0) } == true:
+            show("The server refused the app (HTTP \(last.httpStatus ?? 0))")
+        case .failed, .welcomeTimeout: show("Can't reach the server; retrying")
+        case .serverDisconnect where last.serverReason == "server_restart": show("Server restarting")
+        default: show(last.wasConnected ? "Connection lost; reconnecting" : "Retrying")
+        }
+    }
+    // snippet:end
+    return banner
+}
+
 /// Params and data from variables.
 func variablesExample(client: ActionCableClient, roomID: Int, body: String) throws {
     // snippet:start variables

@@ -41,6 +41,11 @@ public final class ActionCableClient: Sendable {
     /// The connection state. Changes are published on the callback queue.
     public var state: StateValue<CableState> { engine.stateValue.readOnly }
 
+    /// Why the last session was lost or the last attempt failed; `nil` until one is. Published on the callback
+    /// queue, before the state that follows it (`connecting` to retry, or `stopped`). The app's own
+    /// ``disconnect()``, ``close()`` and a closed `canConnect` gate are not recorded. See ``CableDisconnect``.
+    public var lastDisconnect: StateValue<CableDisconnect?> { engine.lastDisconnectValue.readOnly }
+
     /// Creates a client; it does not connect until ``connect()``.
     ///
     /// - Parameters:

@@ -59,6 +59,8 @@ final class ClientEngine: Sendable {
     let onRequest: (@Sendable (inout URLRequest) async throws -> Void)?
     let onUnauthorized: (@Sendable () async throws -> Bool)?
     let stateValue = MutableStateValue(CableState.disconnected)
+    /// Every loss is published, even one equal to the last (two stale sessions in a row are two events).
+    let lastDisconnectValue = MutableStateValue<CableDisconnect?>(nil, isDuplicate: { _, _ in false })
     private let core: Locked<Core>
     private let gateObservation = Locked<Observation?>(nil)
 
@@ -195,6 +197,9 @@ final class ClientEngine: Sendable {
         case .publish(let state):
             let value = stateValue
             callbacks.run { value.value = state }
+        case .lost(let disconnect):
+            let value = lastDisconnectValue
+            callbacks.run { value.value = disconnect }
         case .log(let event):
             core.logs.append(event)
         }
@@ -293,7 +298,7 @@ final class ClientEngine: Sendable {
             let logs = core.withLock { core -> [LogEvent] in
                 if core.connection?.id == id { core.connection = nil }
                 core.logs.append(Self.closeLog(info))
-                process(.machine(.transportClosed(id: id, unauthorized: unauthorized)), in: &core)
+                process(.machine(.transportClosed(id: id, unauthorized: unauthorized, info: info)), in: &core)
                 defer { core.logs.removeAll() }
                 return core.logs
             }

@@ -44,7 +44,8 @@ struct ConnectionMachine: Sendable {
         case gate(Bool)
         case requestReady(id: UInt64)
         case requestFailed(id: UInt64)
-        case transportClosed(id: UInt64, unauthorized: Bool)
+        case transportClosed(
+            id: UInt64, unauthorized: Bool, info: WebSocketCloseInfo = .failed(WebSocketError(.abnormalClosure)))
         case welcome(id: UInt64)
         /// Any other inbound frame (ping, confirmation, message) on attempt `id`.
         case frame(id: UInt64)
@@ -71,6 +72,8 @@ struct ConnectionMachine: Sendable {
         /// The live session ended.
         case sessionEnded
         case publish(CableState)
+        /// A session was lost or an attempt failed, for this reason.
+        case lost(CableDisconnect)
         case log(LogEvent)
     }
 
@@ -133,9 +136,16 @@ struct ConnectionMachine: Sendable {
         case .requestFailed(let id):
             if case .preparing(id) = phase {
                 emit(.warn, "request_callback_failed", [.attempt(attempt)])
+                lost(.requestFailed)
                 openFailed(resetStreak: true, now: now, random: &random)
             }
-        case .transportClosed(let id, let unauthorized):
+        case .transportClosed(let id, let unauthorized, let info):
+            if transportID == id {
+                switch info {
+                case .closed(let code, _): lost(.closed, closeCode: code)
+                case .failed(let error): lost(.failed, error: error)
+                }
+            }
             transportClosed(id: id, unauthorized: unauthorized, now: now, random: &random)
         case .welcome(let id): welcome(id: id, now: now)
         case .frame(let id): _ = noteFrame(id: id, now: now)
@@ -266,6 +276,7 @@ struct ConnectionMachine: Sendable {
     ) {
         guard transportID == id else { return }
         emit(.info, "server_disconnect", [.reason(reason), .flag(reconnect == true)])
+        lost(.serverDisconnect, serverReason: reason, reconnect: reconnect)
         if reason == "unauthorized" || reason == "token_expired" {
             handleUnauthorized(reason: reason, now: now, random: &random)
         } else if reconnect == true {
@@ -295,12 +306,14 @@ struct ConnectionMachine: Sendable {
             // the same instant forever.
             if silence >= config.staleTimeout - 0.001 {
                 emit(.warn, "stale", [.attempt(attempt)])
+                lost(.stale)
                 sessionLost(since: since, stale: true, resetStreak: false, now: now, random: &random)
             } else {
                 actions.append(.schedule(.watchdog, id: id, after: config.staleTimeout - silence))
             }
         case (.watchdog, .preparing(id)), (.watchdog, .opening(id)):
             emit(.warn, "handshake_timeout", [.attempt(attempt)])
+            lost(.welcomeTimeout)
             openFailed(resetStreak: true, now: now, random: &random)
         case (.watchdog, .refreshing(id, _)):
             emit(.warn, "unauthorized_callback_failed", [.attempt(attempt)])
@@ -416,6 +429,18 @@ struct ConnectionMachine: Sendable {
     private mutating func newID() -> UInt64 {
         nextID += 1
         return nextID
+    }
+
+    /// Reports why the current attempt or session ended (before the phase changes).
+    private mutating func lost(
+        _ kind: CableDisconnect.Kind, serverReason: String? = nil, reconnect: Bool? = nil,
+        closeCode: WebSocketCloseCode? = nil, error: WebSocketError? = nil
+    ) {
+        actions.append(
+            .lost(
+                CableDisconnect(
+                    kind: kind, attempt: attempt, wasConnected: sessionID != nil, serverReason: serverReason,
+                    reconnect: reconnect, closeCode: closeCode, error: error)))
     }
 
     private mutating func publish(_ state: CableState) {

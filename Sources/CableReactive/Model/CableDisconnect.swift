@@ -1,0 +1,87 @@
+/// Why the last connection or attempt ended, as the app can show it: ``ActionCableClient/lastDisconnect``.
+///
+/// Set each time a welcomed session is lost or an attempt fails, before the client retries or stops, and
+/// never for the app's own `disconnect()`, `close()` or a closed `canConnect` gate. It holds no URL, header or
+/// payload: the server's disconnect reason (the words of the app's own server), a close code, or the typed
+/// transport error, with its HTTP status when the upgrade was answered with one.
+///
+/// ```swift
+/// let token = client.lastDisconnect.observe(on: .main) { last in
+///     guard let last else { return }
+///     switch last.kind {
+///     case .failed where last.httpStatus == 404: banner = "Server refused the connection (check the Origin)"
+///     case .failed, .welcomeTimeout: banner = "Can't reach the server"
+///     case .stale: banner = "Connection lost; reconnecting"
+///     case .serverDisconnect: banner = last.serverReason == "server_restart" ? "Server restarting" : "Disconnected"
+///     default: banner = "Reconnecting"
+///     }
+/// }
+/// ```
+public struct CableDisconnect: Sendable, Hashable, CustomStringConvertible {
+    /// What ended it. New kinds may be added in later versions, so a `switch` over them needs a `default`.
+    public struct Kind: Sendable, Hashable, CustomStringConvertible {
+        /// The kind's name: `server_disconnect`, `closed`, `failed`, …
+        public let name: String
+
+        private init(_ name: String) { self.name = name }
+
+        /// The server sent a `disconnect` frame: ``CableDisconnect/serverReason`` and
+        /// ``CableDisconnect/reconnect`` say what it said.
+        public static let serverDisconnect = Kind("server_disconnect")
+        /// A close frame ended the connection: ``CableDisconnect/closeCode``.
+        public static let closed = Kind("closed")
+        /// The connection failed or dropped without a close frame: ``CableDisconnect/error`` (DNS, refused,
+        /// TLS, an upgrade answered with an HTTP status, a broken frame, an abnormal end).
+        public static let failed = Kind("failed")
+        /// No welcome within ``CableOptions/staleTimeout`` of starting the attempt.
+        public static let welcomeTimeout = Kind("welcome_timeout")
+        /// The welcomed session received nothing (not even a ping) for ``CableOptions/staleTimeout``.
+        public static let stale = Kind("stale")
+        /// `onRequest` threw.
+        public static let requestFailed = Kind("request_failed")
+
+        /// The kind's ``name``.
+        public var description: String { name }
+    }
+
+    /// What ended it.
+    public let kind: Kind
+    /// The attempt that ended (as in ``CableState/connecting(attempt:)``).
+    public let attempt: Int
+    /// Whether the session had been welcomed: a lost connection (`true`) or a failed attempt (`false`).
+    public let wasConnected: Bool
+    /// The reason of a server `disconnect` (`server_restart`, `remote`, a custom reason), if it sent one.
+    public let serverReason: String?
+    /// Whether a server `disconnect` asked the client to reconnect, if it said.
+    public let reconnect: Bool?
+    /// The close code, for ``Kind/closed``.
+    public let closeCode: WebSocketCloseCode?
+    /// The transport's error, for ``Kind/failed``.
+    public let error: WebSocketError?
+
+    /// The HTTP status the upgrade was answered with, when it was refused (Rails answers 404 to a wrong Origin).
+    public var httpStatus: Int? { error?.httpStatus }
+
+    /// Creates a record; the client makes one for each kind.
+    public init(
+        kind: Kind, attempt: Int, wasConnected: Bool, serverReason: String? = nil, reconnect: Bool? = nil,
+        closeCode: WebSocketCloseCode? = nil, error: WebSocketError? = nil
+    ) {
+        self.kind = kind
+        self.attempt = attempt
+        self.wasConnected = wasConnected
+        self.serverReason = serverReason
+        self.reconnect = reconnect
+        self.closeCode = closeCode
+        self.error = error
+    }
+
+    /// For example `failed(upgradeRejected(status: 404)) attempt=2`.
+    public var description: String {
+        var text = kind.name
+        if let serverReason { text += "(\"\(serverReason)\")" }
+        if let closeCode { text += "(\(closeCode.rawValue))" }
+        if let error { text += "(\(error.kind))" }
+        return text + " attempt=\(attempt)"
+    }
+}
