@@ -77,6 +77,18 @@ func loggingExample(crashReporter: @escaping @Sendable (String) -> Void) {
     // snippet:end
 }
 
+/// A client with its own logger and label.
+func clientLoggerExample(url: URL, reporter: @escaping @Sendable (String) -> Void) throws -> ActionCableClient {
+    // snippet:start client-logger
+    var options = CableOptions()
+    options.logLabel = "chat"  // lines read `connected host=example.com client=chat attempt=0`
+    let client = try ActionCableClient(
+        url: url, options: options,
+        logger: CableLogger(minimumLevel: .info) { level, line in reporter("\(level) \(line)") })
+    // snippet:end
+    return client
+}
+
 /// Dropped messages.
 func dropsExample(chat: ChannelSubscription) {
     // snippet:start drops

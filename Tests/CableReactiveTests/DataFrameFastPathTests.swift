@@ -78,7 +78,7 @@ struct DataFrameFastPathTests {
     }
 
     static func box(_ identifier: String, serial: Int = 1) -> SubscriptionBox {
-        SubscriptionBox(serial: serial, identifier: identifier, bufferSize: 4, host: "h")
+        SubscriptionBox(serial: serial, identifier: identifier, bufferSize: 4, log: LogContext(host: "h"))
     }
 
     static func lookup(_ table: RouteTable, _ token: String) -> SubscriptionBox? {

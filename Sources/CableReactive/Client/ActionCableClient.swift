@@ -59,6 +59,8 @@ public final class ActionCableClient: Sendable {
     ///   - random: the source of jitter.
     ///   - callbackQueue: a serial queue where state changes are published and message observers run;
     ///     if omitted, the scheduler's ``CableScheduler/perform(_:)`` (a serial queue per `DispatchScheduler`).
+    ///   - logger: this client's logger; if omitted, the process-wide ``CableLog/logger``. Lines carry
+    ///     ``CableOptions/logLabel`` when set, so two clients' lines can be told apart.
     ///   - onRequest: edits the upgrade request before every attempt (Origin, tokens, cookies). Throwing
     ///     fails the attempt, which is retried with backoff.
     ///   - onUnauthorized: called when the server rejects our credentials; return `true` after refreshing
@@ -72,6 +74,7 @@ public final class ActionCableClient: Sendable {
         scheduler: any CableScheduler = DispatchScheduler(),
         random: any RandomNumberGenerator & Sendable = SystemRandomNumberGenerator(),
         callbackQueue: DispatchQueue? = nil,
+        logger: CableLogger? = nil,
         onRequest: (@Sendable (inout URLRequest) async throws -> Void)? = nil,
         onUnauthorized: (@Sendable () async throws -> Bool)? = nil
     ) throws(CableError) where Gate.Element == Bool {
@@ -84,6 +87,7 @@ public final class ActionCableClient: Sendable {
             scheduler: scheduler,
             random: random,
             callbacks: callbackQueue.map(CallbackExecutor.init) ?? CallbackExecutor(scheduler),
+            logger: logger,
             onRequest: onRequest,
             onUnauthorized: onUnauthorized
         )
@@ -137,7 +141,7 @@ public final class ActionCableClient: Sendable {
             let sink = HandleSink(id: 0, bufferSize: 1, state: .unsubscribed)
             sink.messages.finish()
             let box = SubscriptionBox(
-                serial: 0, identifier: identifier, bufferSize: 1, host: engine.host, sinks: [sink])
+                serial: 0, identifier: identifier, bufferSize: 1, log: engine.log, sinks: [sink])
             let lease = SubscriptionLease(box: box, sinkID: sink.id, engine: nil, callbacks: engine.callbacks)
             return ChannelSubscription(lease: lease, sink: sink)
         }
@@ -181,11 +185,13 @@ extension ActionCableClient {
         scheduler: any CableScheduler = DispatchScheduler(),
         random: any RandomNumberGenerator & Sendable = SystemRandomNumberGenerator(),
         callbackQueue: DispatchQueue? = nil,
+        logger: CableLogger? = nil,
         onRequest: (@Sendable (inout URLRequest) async throws -> Void)? = nil,
         onUnauthorized: (@Sendable () async throws -> Bool)? = nil
     ) throws(CableError) {
         try self.init(
             url: url, options: options, canConnect: AnySignal.just(true), transport: transport, scheduler: scheduler,
-            random: random, callbackQueue: callbackQueue, onRequest: onRequest, onUnauthorized: onUnauthorized)
+            random: random, callbackQueue: callbackQueue, logger: logger, onRequest: onRequest,
+            onUnauthorized: onUnauthorized)
     }
 }

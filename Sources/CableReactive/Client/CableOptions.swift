@@ -8,7 +8,8 @@ import Foundation
 /// | ``minReconnectDelay`` | 1 s | the first backoff step |
 /// | ``maxReconnectDelay`` | 30 s | the backoff ceiling |
 /// | ``maxReconnectAttempts`` | `nil` (unlimited) | retries after the first attempt; N allows N + 1 tries |
-/// | ``messageBufferSize`` | 128 | messages buffered per subscription; the oldest are dropped beyond it |
+/// | ``messageBufferSize`` | 128 | messages buffered per consumer of a subscription; the oldest are dropped beyond it |
+/// | ``logLabel`` | `nil` | a name for this client in its log lines (`client=…`) |
 ///
 /// ```swift
 /// var options = CableOptions()
@@ -25,8 +26,12 @@ public struct CableOptions: Sendable, Hashable {
     /// How many retries follow the first attempt before the client stops with `"max_reconnect_attempts"`;
     /// `nil` retries forever.
     public var maxReconnectAttempts: Int?
-    /// How many undelivered messages each subscription keeps; when full, the oldest is dropped and counted.
+    /// How many undelivered messages each consumer of a subscription keeps (and how many are held while it
+    /// has none); when full, the oldest is dropped and counted.
     public var messageBufferSize: Int = 128
+    /// A name for this client in its log lines (`client=chat`), so that two clients' lines can be told apart.
+    /// Only ASCII letters, digits, `.`, `_` and `-` are kept (others print as `?`), up to 32 characters.
+    public var logLabel: String?
 
     /// The default options: the table in the type's documentation.
     public init() {}

@@ -69,7 +69,7 @@ public final class ChannelSubscription: Sendable {
                     .subscription(lease.serial), .errorType(String(describing: Swift.type(of: error))),
                 ]
                 if let path = DecodingFailure.keyPath(of: error) { fields.append(.keyPath(path)) }
-                CableLog.emit(LogEvent(level: .debug, name: "decode_failed", fields: fields), host: lease.host)
+                lease.log.emit(LogEvent(level: .debug, name: "decode_failed", fields: fields))
                 return nil
             }
         }
@@ -85,9 +85,8 @@ public final class ChannelSubscription: Sendable {
     @discardableResult
     public func perform(_ action: String, _ data: JSONValue = [:]) -> Bool {
         guard data.objectValue != nil else {
-            CableLog.emit(
-                LogEvent(level: .warn, name: "perform_data_not_object", fields: [.subscription(lease.serial)]),
-                host: lease.host)
+            lease.log.emit(
+                LogEvent(level: .warn, name: "perform_data_not_object", fields: [.subscription(lease.serial)]))
             return false
         }
         return lease.engine?.perform(identifier: identifier, sink: lease.sinkID, action: action, data: data) ?? false
@@ -140,7 +139,7 @@ final class SubscriptionLease: Sendable {
     let serial: Int
     let sinkID: UInt64
     let bufferSize: Int
-    let host: String
+    let log: LogContext
     let callbacks: CallbackExecutor
     private let engineRef: Locked<WeakEngine>
     var engine: ClientEngine? { engineRef.withLock { $0.engine } }
@@ -150,7 +149,7 @@ final class SubscriptionLease: Sendable {
         serial = box.serial
         self.sinkID = sinkID
         bufferSize = box.bufferSize
-        host = box.host
+        log = box.log
         self.callbacks = callbacks
         engineRef = Locked(WeakEngine(engine: engine))
     }
@@ -196,18 +195,18 @@ final class SubscriptionBox: Sendable {
     let serial: Int
     let identifier: String
     let bufferSize: Int
-    let host: String
+    let log: LogContext
     /// How many messages a ``DeliveryBatch`` stages before handing them over: half the buffer, so that
     /// staging never costs a drop while the consumers keep up.
     let handOverThreshold: Int
     /// The handles, in the order they subscribed.
     let sinks: [HandleSink]
 
-    init(serial: Int, identifier: String, bufferSize: Int, host: String, sinks: [HandleSink] = []) {
+    init(serial: Int, identifier: String, bufferSize: Int, log: LogContext, sinks: [HandleSink] = []) {
         self.serial = serial
         self.identifier = identifier
         self.bufferSize = bufferSize
-        self.host = host
+        self.log = log
         self.sinks = sinks
         handOverThreshold = max(1, bufferSize / 2)
     }
@@ -215,7 +214,7 @@ final class SubscriptionBox: Sendable {
     /// This box with `sink` added.
     func adding(_ sink: HandleSink) -> SubscriptionBox {
         SubscriptionBox(
-            serial: serial, identifier: identifier, bufferSize: bufferSize, host: host, sinks: sinks + [sink])
+            serial: serial, identifier: identifier, bufferSize: bufferSize, log: log, sinks: sinks + [sink])
     }
 
     /// This box without the handle `id`, and that handle; nil if it is not (or no longer) here.
@@ -224,7 +223,7 @@ final class SubscriptionBox: Sendable {
         var rest = sinks
         let removed = rest.remove(at: index)
         let box = SubscriptionBox(
-            serial: serial, identifier: identifier, bufferSize: bufferSize, host: host, sinks: rest)
+            serial: serial, identifier: identifier, bufferSize: bufferSize, log: log, sinks: rest)
         return (box, removed)
     }
 

@@ -52,6 +52,7 @@ final class ClientEngine: Sendable {
 
     let url: URL
     let host: String
+    let log: LogContext
     let options: CableOptions
     let transport: any WebSocketTransport
     let scheduler: any CableScheduler
@@ -71,11 +72,13 @@ final class ClientEngine: Sendable {
         scheduler: any CableScheduler,
         random: any RandomNumberGenerator & Sendable,
         callbacks: CallbackExecutor,
+        logger: CableLogger?,
         onRequest: (@Sendable (inout URLRequest) async throws -> Void)?,
         onUnauthorized: (@Sendable () async throws -> Bool)?
     ) {
         self.url = url
         host = url.logHost
+        log = LogContext(host: url.logHost, label: options.logLabel, logger: logger)
         self.options = options
         self.transport = transport
         self.scheduler = scheduler
@@ -114,7 +117,7 @@ final class ClientEngine: Sendable {
     }
 
     private func emit(_ logs: [LogEvent]) {
-        for log in logs { CableLog.emit(log, host: host) }
+        for event in logs { log.emit(event) }
     }
 
     private func process(_ first: Event, in core: inout Core) {
@@ -358,7 +361,7 @@ final class ClientEngine: Sendable {
     private func inbound(_ decoded: ServerFrame?, id: UInt64, batch: DeliveryBatch) {
         guard let frame = decoded else {
             core.withLock { _ = $0.machine.noteFrame(id: id, now: scheduler.now) }
-            CableLog.emit(LogEvent(level: .debug, name: "bad_frame", fields: []), host: host)
+            log.emit(LogEvent(level: .debug, name: "bad_frame", fields: []))
             return
         }
         switch frame {
@@ -370,7 +373,7 @@ final class ClientEngine: Sendable {
             if let box {
                 batch.stage(message, for: box)
             } else {
-                CableLog.emit(LogEvent(level: .debug, name: "unknown_identifier", fields: []), host: host)
+                log.emit(LogEvent(level: .debug, name: "unknown_identifier", fields: []))
             }
         case .ping, .unknown:
             core.withLock { _ = $0.machine.noteFrame(id: id, now: scheduler.now) }
@@ -418,7 +421,7 @@ final class ClientEngine: Sendable {
             // The serial the registry will give it: boxes carry it for logs and handles.
             let box = SubscriptionBox(
                 serial: core.registry.nextSerialToAssign, identifier: identifier,
-                bufferSize: options.messageBufferSize, host: host, sinks: [sink])
+                bufferSize: options.messageBufferSize, log: log, sinks: [sink])
             let row = SubscriptionRow(box: box)
             guard let (_, actions) = core.registry.add(identifier, attachment: row, random: &core.random) else {
                 return nil  // unreachable: the branch above shares a registered identifier

@@ -74,9 +74,8 @@ final class DeliveryBatch: @unchecked Sendable {
         guard (dropped > 0) != staged[slot].overflowing else { return }
         staged[slot].overflowing = dropped > 0
         if dropped > 0 {
-            CableLog.emit(
-                LogEvent(level: .warn, name: "buffer_overflow", fields: [.subscription(box.serial), .count(dropped)]),
-                host: box.host)
+            box.log.emit(
+                LogEvent(level: .warn, name: "buffer_overflow", fields: [.subscription(box.serial), .count(dropped)]))
         }
     }
 

@@ -93,10 +93,39 @@ public enum CableLog {
         set { current.withLock { $0 = newValue } }
     }
 
-    static func emit(_ event: LogEvent, host: String) {
-        let logger = logger
+}
+
+/// Where one client's log lines go and what identifies them: the host, the app's label for the client, and
+/// the client's own logger (the process-wide ``CableLog/logger`` when it has none).
+struct LogContext: Sendable {
+    static let maxLabelLength = 32
+
+    let host: String
+    /// Reduced to safe characters (ASCII letters, digits, `.`, `_`, `-`; anything else becomes `?`) and
+    /// 32 characters, so a label cannot break a line's `key=value` shape.
+    let label: String?
+    let logger: CableLogger?
+
+    init(host: String, label: String? = nil, logger: CableLogger? = nil) {
+        self.host = host
+        self.label = label.map(Self.safe)
+        self.logger = logger
+    }
+
+    func emit(_ event: LogEvent) {
+        let logger = logger ?? CableLog.logger
         guard event.level >= logger.minimumLevel else { return }
-        logger.log(event.level, event.render(host: host))
+        logger.log(event.level, event.render(host: host, label: label))
+    }
+
+    private static func safe(_ label: String) -> String {
+        String(
+            label.unicodeScalars.prefix(maxLabelLength).map { scalar -> Character in
+                switch scalar.value {
+                case 0x30...0x39, 0x41...0x5A, 0x61...0x7A, 0x2D, 0x2E, 0x5F: Character(scalar)
+                default: "?"
+                }
+            })
     }
 }
 
@@ -159,8 +188,9 @@ struct LogEvent: Sendable, Equatable {
         self.fields = fields
     }
 
-    func render(host: String) -> String {
-        ([name.description, "host=\(host)"] + fields.map(\.rendered)).joined(separator: " ")
+    func render(host: String, label: String? = nil) -> String {
+        let client = label.map { ["client=\($0)"] } ?? []
+        return ([name.description, "host=\(host)"] + client + fields.map(\.rendered)).joined(separator: " ")
     }
 }
 

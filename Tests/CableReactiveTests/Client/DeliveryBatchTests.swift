@@ -14,7 +14,8 @@ import Testing
         init(bufferSize: Int, serial: Int = 1) {
             sink = HandleSink(id: 1, bufferSize: bufferSize, state: .pending)
             box = SubscriptionBox(
-                serial: serial, identifier: "s\(serial)", bufferSize: bufferSize, host: "h", sinks: [sink])
+                serial: serial, identifier: "s\(serial)", bufferSize: bufferSize, log: LogContext(host: "h"),
+                sinks: [sink])
         }
 
         /// A consumer as a `for await` loop has it.

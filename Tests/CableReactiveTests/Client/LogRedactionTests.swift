@@ -94,6 +94,31 @@ struct LogRedactionTests {
         h.client.close()
     }
 
+    @Test("a client's own logger gets only its lines, labelled; the process-wide logger gets the others")
+    func perClientLoggerAndLabel() throws {
+        let chat = Locked<[String]>([])
+        let global = Locked<[String]>([])
+        let previous = CableLog.logger
+        CableLog.logger = CableLogger(minimumLevel: .debug) { _, line in global.withLock { $0.append(line) } }
+        defer { CableLog.logger = previous }
+        var options = CableOptions()
+        options.logLabel = "chat main=x"  // reduced to safe characters
+        let ownFake = FakeTransport()
+        let own = try ActionCableClient(
+            url: ClientHarness.url, options: options, transport: ownFake, scheduler: ManualScheduler(),
+            logger: CableLogger(minimumLevel: .debug) { _, line in chat.withLock { $0.append(line) } })
+        let otherFake = FakeTransport()
+        let other = try ActionCableClient(url: ClientHarness.url, transport: otherFake, scheduler: ManualScheduler())
+        own.connect()
+        other.connect()
+        own.close()
+        other.close()
+        let ownLines = chat.withLock { $0 }
+        let globalLines = global.withLock { $0 }
+        #expect(!ownLines.isEmpty && ownLines.allSatisfy { $0.contains(" client=chat?main?x ") }, "\(ownLines)")
+        #expect(!globalLines.isEmpty && globalLines.allSatisfy { !$0.contains("client=") }, "\(globalLines)")
+    }
+
     @Test("the default logger is silent")
     func silentByDefault() {
         #expect(CableLogger.none.minimumLevel == .error)
