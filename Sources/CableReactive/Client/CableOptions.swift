@@ -9,6 +9,7 @@ import Foundation
 /// | ``maxReconnectDelay`` | 30 s | the backoff ceiling |
 /// | ``maxReconnectAttempts`` | `nil` (unlimited) | retries after the first attempt; N allows N + 1 tries |
 /// | ``messageBufferSize`` | 128 | messages buffered per consumer of a subscription; the oldest are dropped beyond it |
+/// | ``subscribeRetryDelays`` | 5, 10, 20, 30 s | when an unanswered subscribe is sent again (the last step repeats) |
 /// | ``logLabel`` | `nil` | a name for this client in its log lines (`client=…`) |
 ///
 /// ```swift
@@ -29,6 +30,11 @@ public struct CableOptions: Sendable, Hashable {
     /// How many undelivered messages each consumer of a subscription keeps (and how many are held while it
     /// has none); when full, the oldest is dropped and counted.
     public var messageBufferSize: Int = 128
+    /// When a subscribe the server has not answered is sent again on the same connection: the n-th re-send
+    /// waits the n-th delay (the last one for every later re-send), ±25%. Empty: never re-send (a reconnect
+    /// still sends every subscription again). A subscription is never given up on: it stays
+    /// ``SubscriptionState/pending`` until the server answers.
+    public var subscribeRetryDelays: [TimeInterval] = [5, 10, 20, 30]
     /// A name for this client in its log lines (`client=chat`), so that two clients' lines can be told apart.
     /// Only ASCII letters, digits, `.`, `_` and `-` are kept (others print as `?`), up to 32 characters.
     public var logLabel: String?
@@ -49,5 +55,6 @@ public struct CableOptions: Sendable, Hashable {
         try check(minReconnectDelay <= maxReconnectDelay, "minReconnectDelay")
         try check((maxReconnectAttempts ?? 0) >= 0, "maxReconnectAttempts")
         try check(messageBufferSize >= 1, "messageBufferSize")
+        try check(subscribeRetryDelays.allSatisfy { $0.isFinite && $0 > 0 }, "subscribeRetryDelays")
     }
 }

@@ -93,7 +93,7 @@ final class ClientEngine: Sendable {
         core = Locked(
             Core(
                 machine: ConnectionMachine(config: config),
-                registry: SubscriptionRegistry(retryCap: options.maxReconnectDelay),
+                registry: SubscriptionRegistry(retryDelays: options.subscribeRetryDelays),
                 random: random
             ))
     }

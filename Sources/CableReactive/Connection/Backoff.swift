@@ -18,15 +18,15 @@ struct Backoff: Sendable, Hashable {
         Double.random(in: 0...min, using: &random)
     }
 
-    /// The subscribe re-send delay for retry `retry` (1-based): 5 s × 2^(retry−1), at least 5 s and at most
-    /// `cap` (the client's max reconnect delay, 30 s by default), ±25%. Gives 5, 10, 20, 30, 30 … s.
+    /// The subscribe re-send delay for retry `retry` (1-based): the schedule's `retry`-th step (its last step
+    /// for every later retry), ±25%; nil for an empty schedule (never re-send).
     static func subscribeRetryDelay(
         retry: Int,
-        cap: TimeInterval,
+        schedule: [TimeInterval],
         using random: inout some RandomNumberGenerator
-    ) -> TimeInterval {
-        let exponent = Swift.min(Swift.max(retry - 1, 0), 30)
-        let base = Swift.max(5, Swift.min(5 * Double(1 << exponent), Swift.max(cap, 5)))
-        return base * Double.random(in: 0.75...1.25, using: &random)
+    ) -> TimeInterval? {
+        guard let last = schedule.last else { return nil }
+        let step = retry >= 1 && retry <= schedule.count ? schedule[retry - 1] : last
+        return step * Double.random(in: 0.75...1.25, using: &random)
     }
 }

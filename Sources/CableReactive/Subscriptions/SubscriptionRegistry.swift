@@ -32,8 +32,8 @@ struct SubscriptionRegistry<Attachment: Sendable>: Sendable {
         var retryGeneration: UInt64 = 0
     }
 
-    /// The backoff cap for subscribe re-sends (the client's max reconnect delay).
-    let retryCap: TimeInterval
+    /// The subscribe re-send schedule (``CableOptions/subscribeRetryDelays``).
+    let retryDelays: [TimeInterval]
     private(set) var entries: [String: Entry] = [:]
     private(set) var session: UInt64?
     private var nextSerial = 0
@@ -41,8 +41,8 @@ struct SubscriptionRegistry<Attachment: Sendable>: Sendable {
     var nextSerialToAssign: Int { nextSerial + 1 }
     private var nextGeneration: UInt64 = 0
 
-    init(retryCap: TimeInterval) {
-        self.retryCap = retryCap
+    init(retryDelays: [TimeInterval]) {
+        self.retryDelays = retryDelays
     }
 
     func contains(_ identifier: String) -> Bool { entries[identifier] != nil }
@@ -199,8 +199,9 @@ struct SubscriptionRegistry<Attachment: Sendable>: Sendable {
         entry.retryGeneration = nextGeneration
         entries[identifier] = entry
         actions.append(.send(subscribeCommand(identifier, unsubscribe: false)))
-        let delay = Backoff.subscribeRetryDelay(retry: retry + 1, cap: retryCap, using: &random)
-        actions.append(.scheduleRetry(identifier: identifier, generation: nextGeneration, after: delay))
+        if let delay = Backoff.subscribeRetryDelay(retry: retry + 1, schedule: retryDelays, using: &random) {
+            actions.append(.scheduleRetry(identifier: identifier, generation: nextGeneration, after: delay))
+        }
     }
 
     private func subscribeCommand(_ identifier: String, unsubscribe: Bool) -> String {

@@ -57,6 +57,8 @@ struct ClientHandshakeTests {
             ("minReconnectDelay", { $0.minReconnectDelay = 40 }),
             ("maxReconnectAttempts", { $0.maxReconnectAttempts = -1 }),
             ("messageBufferSize", { $0.messageBufferSize = 0 }),
+            ("subscribeRetryDelays", { $0.subscribeRetryDelays = [5, 0] }),
+            ("subscribeRetryDelays", { $0.subscribeRetryDelays = [.nan] }),
         ]
         for (name, change) in cases {
             var options = CableOptions()

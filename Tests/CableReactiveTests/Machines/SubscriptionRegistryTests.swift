@@ -25,7 +25,7 @@ struct SubscriptionRegistryTests {
     @Test("subscribing before a session sends nothing; the welcome sends every subscribe in creation order")
     func sentAfterWelcome() {
         var random = SeededRandom(seed: 1)
-        var registry = SubscriptionRegistry<Int>(retryCap: 30)
+        var registry = SubscriptionRegistry<Int>(retryDelays: [5, 10, 20, 30])
         #expect(registry.add(room, attachment: 0, random: &random)?.1.isEmpty == true)
         #expect(registry.add(other, attachment: 0, random: &random)?.1.isEmpty == true)
         let actions = registry.sessionStarted(1, random: &random)
@@ -39,16 +39,35 @@ struct SubscriptionRegistryTests {
     @Test("a subscription added during a live session goes out at once")
     func sentImmediatelyWhenLive() {
         var random = SeededRandom(seed: 1)
-        var registry = SubscriptionRegistry<Int>(retryCap: 30)
+        var registry = SubscriptionRegistry<Int>(retryDelays: [5, 10, 20, 30])
         _ = registry.sessionStarted(1, random: &random)
         let actions = registry.add(room, attachment: 0, random: &random)?.1 ?? []
         #expect(sends(actions) == [CableProtocol.subscribe(identifier: room)])
     }
 
+    @Test("the re-send schedule is an option: its steps in order, the last repeating; empty never re-sends")
+    func customSchedule() {
+        var random = SeededRandom(seed: 3)
+        var registry = SubscriptionRegistry<Int>(retryDelays: [1, 2])
+        _ = registry.add(room, attachment: 0, random: &random)
+        var actions = registry.sessionStarted(1, random: &random)
+        var delays = retries(actions)
+        for _ in 0..<3 {
+            actions = registry.retryFired(room, generation: generation(actions) ?? 0, random: &random)
+            delays += retries(actions)
+        }
+        #expect(delays.count == 4)
+        for (delay, step) in zip(delays, [1.0, 2, 2, 2]) { #expect(delay >= step * 0.75 && delay <= step * 1.25) }
+        var never = SubscriptionRegistry<Int>(retryDelays: [])
+        _ = never.add(room, attachment: 0, random: &random)
+        let started = never.sessionStarted(1, random: &random)
+        #expect(sends(started).count == 1 && retries(started).isEmpty)
+    }
+
     @Test("each entry carries its owner's attachment through sessions, and loses it only when removed")
     func attachments() {
         var random = SeededRandom(seed: 1)
-        var registry = SubscriptionRegistry<Int>(retryCap: 30)
+        var registry = SubscriptionRegistry<Int>(retryDelays: [5, 10, 20, 30])
         _ = registry.add(room, attachment: 10, random: &random)
         _ = registry.sessionStarted(1, random: &random)
         registry.updateAttachment(of: room) { $0 += 1 }
@@ -64,7 +83,7 @@ struct SubscriptionRegistryTests {
     @Test("one registration per identifier until it is removed")
     func duplicateIdentifier() {
         var random = SeededRandom(seed: 1)
-        var registry = SubscriptionRegistry<Int>(retryCap: 30)
+        var registry = SubscriptionRegistry<Int>(retryDelays: [5, 10, 20, 30])
         let first = registry.add(room, attachment: 0, random: &random)?.serial
         #expect(registry.add(room, attachment: 0, random: &random) == nil)
         _ = registry.remove(room)
@@ -75,7 +94,7 @@ struct SubscriptionRegistryTests {
     @Test("unanswered subscribes are re-sent after 5, 10, 20, 30, 30 s (±25%) until confirmed")
     func retrySchedule() {
         var random = SeededRandom(seed: 7)
-        var registry = SubscriptionRegistry<Int>(retryCap: 30)
+        var registry = SubscriptionRegistry<Int>(retryDelays: [5, 10, 20, 30])
         _ = registry.add(room, attachment: 0, random: &random)
         var actions = registry.sessionStarted(1, random: &random)
         var delays = retries(actions)
@@ -96,7 +115,7 @@ struct SubscriptionRegistryTests {
     @Test("confirmations count once per connection, even with duplicate confirms")
     func confirmationsPerConnection() {
         var random = SeededRandom(seed: 1)
-        var registry = SubscriptionRegistry<Int>(retryCap: 30)
+        var registry = SubscriptionRegistry<Int>(retryDelays: [5, 10, 20, 30])
         #expect(registry.add(room, attachment: 0, random: &random)?.serial == 1)
         _ = registry.sessionStarted(1, random: &random)
         #expect(registry.confirmed(room).contains(.publish(identifier: room, .subscribed(confirmations: 1))))
@@ -110,7 +129,7 @@ struct SubscriptionRegistryTests {
     @Test("a rejected subscription is not retried on the same connection but is re-sent after the next welcome")
     func rejectedResentNextWelcome() {
         var random = SeededRandom(seed: 1)
-        var registry = SubscriptionRegistry<Int>(retryCap: 30)
+        var registry = SubscriptionRegistry<Int>(retryDelays: [5, 10, 20, 30])
         #expect(registry.add(room, attachment: 0, random: &random)?.serial == 1)
         let started = registry.sessionStarted(1, random: &random)
         let rejected = registry.rejected(room)
@@ -126,7 +145,7 @@ struct SubscriptionRegistryTests {
     @Test("a confirmation for an identifier we do not know gets an unsubscribe")
     func orphanConfirm() {
         var random = SeededRandom(seed: 1)
-        var registry = SubscriptionRegistry<Int>(retryCap: 30)
+        var registry = SubscriptionRegistry<Int>(retryDelays: [5, 10, 20, 30])
         _ = registry.sessionStarted(1, random: &random)
         #expect(sends(registry.confirmed(room)) == [CableProtocol.unsubscribe(identifier: room)])
     }
@@ -134,7 +153,7 @@ struct SubscriptionRegistryTests {
     @Test("unsubscribe sends only if the subscribe went out on this connection, and is final")
     func unsubscribeRules() {
         var random = SeededRandom(seed: 1)
-        var registry = SubscriptionRegistry<Int>(retryCap: 30)
+        var registry = SubscriptionRegistry<Int>(retryDelays: [5, 10, 20, 30])
         #expect(registry.add(room, attachment: 0, random: &random)?.serial == 1)
         let offline = registry.remove(room)
         #expect(sends(offline).isEmpty)
@@ -150,7 +169,7 @@ struct SubscriptionRegistryTests {
     @Test("perform is allowed only when confirmed on the live session")
     func performRules() {
         var random = SeededRandom(seed: 1)
-        var registry = SubscriptionRegistry<Int>(retryCap: 30)
+        var registry = SubscriptionRegistry<Int>(retryDelays: [5, 10, 20, 30])
         _ = registry.add(room, attachment: 0, random: &random)
         #expect(!registry.canPerform(room))
         _ = registry.sessionStarted(1, random: &random)
