@@ -198,7 +198,7 @@ package final class ObserverBox<Element: Sendable>: Drainable {
     }
 
     /// Suspends until an element or the end is available (or the task is cancelled, which cancels the box).
-    @inlinable
+    @usableFromInline
     package func wait() async {
         await withTaskCancellationHandler {
             await withCheckedContinuation { (waiter: CheckedContinuation<Void, Never>) in
