@@ -22,8 +22,9 @@ package protocol BatchReportingTransport: WebSocketTransport {
     ) -> any WebSocketConnection
 }
 
-/// Where a connection delivers text messages as UTF-8 bytes instead of `.text(String)` events: the fast
-/// path for apps that parse messages themselves, and the one ``ActionCableClient`` uses.
+/// Where a connection delivers text messages as UTF-8 bytes instead of `.text(String)` events: the path
+/// ``ActionCableClient`` uses. Package-only, as ``BatchReportingTransport`` is: apps get messages from the
+/// client, and a custom transport delivers `.text` events.
 ///
 /// Both closures run on the connection's I/O thread, serially, in wire order, interleaved with the
 /// handler's other events; the connection keeps them alive until `.closed` has been delivered, and must let
@@ -38,14 +39,14 @@ package protocol BatchReportingTransport: WebSocketTransport {
 ///     print(event)                                  // .opened and .closed; no .text events
 /// }
 /// ```
-public struct TextReceiver: Sendable {
+package struct TextReceiver: Sendable {
     /// Gets each text message's validated UTF-8, in order. The bytes are valid only during the call.
-    public var text: @Sendable (UnsafeBufferPointer<UInt8>) -> Void
+    package var text: @Sendable (UnsafeBufferPointer<UInt8>) -> Void
     /// Called after the messages of one network read, so a consumer can publish them in one go.
-    public var batchEnded: @Sendable () -> Void
+    package var batchEnded: @Sendable () -> Void
 
     /// A receiver with the two callbacks.
-    public init(
+    package init(
         text: @escaping @Sendable (UnsafeBufferPointer<UInt8>) -> Void,
         batchEnded: @escaping @Sendable () -> Void
     ) {

@@ -132,8 +132,8 @@
     extension SocketTransport: BatchReportingTransport {
         /// Like ``connect(request:protocols:handler:)``, but text messages go to `receiver` as validated UTF-8
         /// bytes (no `String` per message) instead of reaching `handler` as `.text` events. `handler` still
-        /// gets `.opened` and `.closed`. See ``TextReceiver``.
-        public func connect(
+        /// gets `.opened` and `.closed`. See `TextReceiver`.
+        package func connect(
             request: URLRequest,
             protocols: [String],
             receiver: TextReceiver,
