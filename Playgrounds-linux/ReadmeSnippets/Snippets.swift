@@ -59,8 +59,10 @@ func optionsExample(url: URL) throws -> ActionCableClient {
     options.staleTimeout = 15  // welcome deadline, and the longest silence after it
     options.minReconnectDelay = 1  // first backoff step; doubles up to the maximum, ±25% jitter
     options.maxReconnectDelay = 30
-    options.maxReconnectAttempts = nil  // unlimited; N allows N + 1 tries, then .stopped("max_reconnect_attempts")
-    options.messageBufferSize = 128  // per subscription; the oldest message is dropped when full
+    options.maxReconnectAttempts = nil  // unlimited; N allows N + 1 tries, then .stopped(reason: .attemptsExhausted)
+    options.messageBufferSize = 128  // per consumer of a subscription; the oldest message is dropped when full
+    options.subscribeRetryDelays = [5, 10, 20, 30]  // re-sends of an unanswered subscribe; the last step repeats
+    options.logLabel = "chat"  // log lines carry client=chat
     let client = try ActionCableClient(url: url, options: options)  // throws CableError for invalid values
     // snippet:end
     return client

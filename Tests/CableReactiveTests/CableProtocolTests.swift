@@ -240,6 +240,14 @@ struct CableErrorTests {
         #expect(first.hashValue == second.hashValue)
         #expect(CableError.missingChannel() != .dataNotObject())
         #expect(CableError.invalidOption("a") != .invalidOption("b"))
+        // Codes are values to compare or switch over (with a default: new ones may come).
+        let option = CableError.invalidOption("staleTimeout")
+        #expect(option.code == .invalidOption && option.option == "staleTimeout")
+        #expect(CableError.missingChannel().option == nil)
+        #expect(
+            Set([CableError.Code.invalidURL, .invalidOption, .missingChannel, .unencodableData, .dataNotObject]).count
+                == 5)
+        #expect(CableError.Code.missingChannel.name == "missing_channel")
         #expect(first.file.hasSuffix("CableProtocolTests.swift"))
     }
 

@@ -11,44 +11,61 @@
 ///
 /// New kinds of error are added as new factories, so adding one never breaks existing code.
 public struct CableError: Error, Hashable, Sendable, CustomStringConvertible {
-    /// What went wrong. Internal so that new codes can be added freely; add a factory and a description
-    /// for each new case.
-    /// What went wrong; switch on it to handle a case.
-    public enum Code: Hashable, Sendable {
+    /// What went wrong: compare it with the static members, or switch over them with a `default` (new codes
+    /// may be added in later versions without breaking a `switch`, as swift-nio's error codes do).
+    ///
+    ///     switch error.code {
+    ///     case .missingChannel: fixParams()
+    ///     case .invalidOption: print("bad option:", error.option ?? "?")
+    ///     default: print(error)
+    ///     }
+    public struct Code: Hashable, Sendable, CustomStringConvertible {
+        /// The code's name: `invalid_url`, `invalid_option`, …
+        public let name: String
+
+        private init(_ name: String) { self.name = name }
+
         /// The URL is not `ws`, `wss`, `http` or `https` with a host. The URL itself is not kept: it may hold a
         /// token.
-        case invalidURL
-        /// An option is out of range; the text names the option and the rule.
-        case invalidOption(String)
+        public static let invalidURL = Code("invalid_url")
+        /// An option is out of range; ``CableError/option`` names it.
+        public static let invalidOption = Code("invalid_option")
         /// The subscription parameters have no `channel` string.
-        case missingChannel
+        public static let missingChannel = Code("missing_channel")
         /// An `Encodable` value could not be encoded as JSON.
-        case unencodableData
+        public static let unencodableData = Code("unencodable_data")
         /// Parameters or `perform` data must encode to a JSON object.
-        case dataNotObject
+        public static let dataNotObject = Code("data_not_object")
+
+        /// The code's ``name``.
+        public var description: String { name }
     }
 
     /// What went wrong.
     public let code: Code
+    /// The option that is out of range, for ``Code/invalidOption``.
+    public let option: String?
     /// The file that created the error (`#fileID`), for diagnostics only.
     public let file: String
     /// The line that created the error, for diagnostics only.
     public let line: UInt
 
-    init(_ code: Code, file: String = #fileID, line: UInt = #line) {
+    init(_ code: Code, option: String? = nil, file: String = #fileID, line: UInt = #line) {
         self.code = code
+        self.option = option
         self.file = file
         self.line = line
     }
 
-    /// Errors are equal when their codes are; the file and line are diagnostics.
+    /// Errors are equal when their codes (and options) are; the file and line are diagnostics.
     public static func == (lhs: CableError, rhs: CableError) -> Bool {
-        lhs.code == rhs.code
+        lhs.code == rhs.code && lhs.option == rhs.option
     }
 
-    /// Hashes the code.
+    /// Hashes the code and option.
     public func hash(into hasher: inout Hasher) {
         hasher.combine(code)
+        hasher.combine(option)
     }
 
     /// The cable URL is not a usable `ws`/`wss` (or `http`/`https`) URL.
@@ -58,7 +75,7 @@ public struct CableError: Error, Hashable, Sendable, CustomStringConvertible {
 
     /// A configuration option has an unusable value; `detail` names it.
     public static func invalidOption(_ detail: String, file: String = #fileID, line: UInt = #line) -> CableError {
-        CableError(.invalidOption(detail), file: file, line: line)
+        CableError(.invalidOption, option: detail, file: file, line: line)
     }
 
     /// Channel params are not an object with a string `"channel"` member.
@@ -79,16 +96,12 @@ public struct CableError: Error, Hashable, Sendable, CustomStringConvertible {
     /// A log-safe description of the error.
     public var description: String {
         switch code {
-        case .invalidURL:
-            "invalid URL: use ws or wss with a host"
-        case .invalidOption(let detail):
-            "invalid option: \(detail)"
-        case .missingChannel:
-            "missing channel: identifier params need a string \"channel\""
-        case .unencodableData:
-            "unencodable data: JSON cannot express NaN or infinite numbers"
-        case .dataNotObject:
-            "data is not an object: perform needs a JSON object"
+        case .invalidURL: "invalid URL: use ws or wss with a host"
+        case .invalidOption: "invalid option: \(option ?? "?")"
+        case .missingChannel: "missing channel: identifier params need a string \"channel\""
+        case .unencodableData: "unencodable data: JSON cannot express NaN or infinite numbers"
+        case .dataNotObject: "data is not an object: perform needs a JSON object"
+        default: code.name
         }
     }
 }
