@@ -75,6 +75,12 @@ public final class ChannelSubscription: Sendable {
         }
     }
 
+    /// How many `subscribe` commands went out for this subscription on the current connection: 0 before a
+    /// welcome, 1 once it was sent, more while the server leaves it unanswered (re-sent after
+    /// ``CableOptions/subscribeRetryDelays``). A long ``SubscriptionState/pending`` with a count above 1 is a
+    /// server that is not answering this channel.
+    public var subscribesSent: Int { lease.engine?.subscribesSent(identifier: identifier) ?? 0 }
+
     /// Sends `action` with `data` to the channel.
     ///
     /// - Returns: `true` only when the subscription is confirmed on the live connection, this handle is not

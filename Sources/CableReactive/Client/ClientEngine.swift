@@ -464,6 +464,10 @@ final class ClientEngine: Sendable {
         emit(logs)
     }
 
+    func subscribesSent(identifier: String) -> Int {
+        core.withLock { $0.registry.subscribesSent(identifier) }
+    }
+
     func perform(identifier: String, sink: UInt64, action: String, data: JSONValue) -> Bool {
         guard let text = try? CableProtocol.perform(identifier: identifier, action: action, data: data) else {
             return false

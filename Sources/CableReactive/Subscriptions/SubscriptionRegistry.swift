@@ -56,6 +56,12 @@ struct SubscriptionRegistry<Attachment: Sendable>: Sendable {
         entries[identifier] = entry
     }
 
+    /// How many `subscribe` commands for `identifier` went out on the live session (0 without one).
+    func subscribesSent(_ identifier: String) -> Int {
+        guard let session, let entry = entries[identifier], entry.sentOn == session else { return 0 }
+        return entry.retries + 1
+    }
+
     /// Whether `perform` may send for `identifier`: confirmed on the live session.
     func canPerform(_ identifier: String) -> Bool {
         guard let session, let entry = entries[identifier] else { return false }

@@ -48,6 +48,27 @@ struct SharedSubscriptionTests {
         #expect(h.state(of: second) == .unsubscribed)
     }
 
+    @Test("subscribesSent counts the subscribe commands on the current connection, re-sends included")
+    func subscribesSent() throws {
+        var options = CableOptions()
+        options.subscribeRetryDelays = [2]
+        let h = try ClientHarness(options: options)
+        let room = try h.client.subscribe(params)
+        #expect(room.subscribesSent == 0, "no connection yet")
+        let connection = try #require(h.connected())
+        #expect(room.subscribesSent == 1)
+        h.scheduler.advance(by: 2.5)  // unanswered: sent again
+        #expect(room.subscribesSent == 2 && Self.subscribes(connection) == 2)
+        connection.receive(ClientHarness.confirm(room.identifier))
+        h.scheduler.advance(by: 10)
+        #expect(room.subscribesSent == 2, "confirmed: no more re-sends")
+        connection.fail()
+        #expect(room.subscribesSent == 0)
+        h.scheduler.advance(by: 1.25)
+        _ = try #require(h.welcome())
+        #expect(room.subscribesSent == 1, "a new connection counts afresh")
+    }
+
     @Test("a handle that joins a confirmed subscription starts subscribed, and sends nothing new")
     func lateHandleJoinsConfirmed() throws {
         let h = try ClientHarness()
