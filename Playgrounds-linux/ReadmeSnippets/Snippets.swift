@@ -116,6 +116,18 @@ func lastDisconnectExample(client: ActionCableClient, show: @escaping @Sendable 
     return banner
 }
 
+/// A retry countdown.
+func nextAttemptExample(client: ActionCableClient, show: @escaping @Sendable (String) -> Void) -> Observation {
+    // snippet:start next-attempt
+    let countdown = client.nextAttempt.observe(on: .main) { next in
+        // nil while an attempt runs (or connected, stopped, ...); set while waiting to retry
+        guard let next else { return show("") }
+        show("Retrying in \(Int(next.startsAt.timeIntervalSinceNow.rounded(.up))) s")  // client.connect(): now
+    }
+    // snippet:end
+    return countdown
+}
+
 /// Params and data from variables.
 func variablesExample(client: ActionCableClient, roomID: Int, body: String) throws {
     // snippet:start variables

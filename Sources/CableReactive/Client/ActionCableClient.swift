@@ -46,6 +46,10 @@ public final class ActionCableClient: Sendable {
     /// ``disconnect()``, ``close()`` and a closed `canConnect` gate are not recorded. See ``CableDisconnect``.
     public var lastDisconnect: StateValue<CableDisconnect?> { engine.lastDisconnectValue.readOnly }
 
+    /// While ``CableState/connecting(attempt:)`` waits to retry (rather than running an attempt): which attempt
+    /// comes next and when; `nil` otherwise. Published on the callback queue. See ``CableRetry``.
+    public var nextAttempt: StateValue<CableRetry?> { engine.nextAttemptValue.readOnly }
+
     /// Creates a client; it does not connect until ``connect()``.
     ///
     /// - Parameters:

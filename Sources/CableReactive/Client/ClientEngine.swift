@@ -62,6 +62,7 @@ final class ClientEngine: Sendable {
     let stateValue = MutableStateValue(CableState.disconnected)
     /// Every loss is published, even one equal to the last (two stale sessions in a row are two events).
     let lastDisconnectValue = MutableStateValue<CableDisconnect?>(nil, isDuplicate: { _, _ in false })
+    let nextAttemptValue = MutableStateValue<CableRetry?>(nil)
     private let core: Locked<Core>
     private let gateObservation = Locked<Observation?>(nil)
 
@@ -203,6 +204,13 @@ final class ClientEngine: Sendable {
         case .lost(let disconnect):
             let value = lastDisconnectValue
             callbacks.run { value.value = disconnect }
+        case .waiting(let attempt, let delay):
+            let retry = CableRetry(attempt: attempt, delay: delay, startsAt: Date(timeIntervalSinceNow: delay))
+            let value = nextAttemptValue
+            callbacks.run { value.value = retry }
+        case .notWaiting:
+            let value = nextAttemptValue
+            callbacks.run { value.value = nil }
         case .log(let event):
             core.logs.append(event)
         }

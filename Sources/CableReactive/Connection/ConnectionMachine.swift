@@ -74,6 +74,10 @@ struct ConnectionMachine: Sendable {
         case publish(CableState)
         /// A session was lost or an attempt failed, for this reason.
         case lost(CableDisconnect)
+        /// The client now waits `delay` seconds before attempt `attempt`.
+        case waiting(attempt: Int, delay: TimeInterval)
+        /// The client no longer waits to retry.
+        case notWaiting
         case log(LogEvent)
     }
 
@@ -84,6 +88,8 @@ struct ConnectionMachine: Sendable {
     private(set) var gate: Bool?
     private var nextID: UInt64 = 0
     private var lastFrameAt: TimeInterval = 0
+    /// Whether `.waiting` was the last of `.waiting` / `.notWaiting` reported.
+    private var reportedWaiting = false
     private var actions: [Action] = []
 
     init(config: Config) {
@@ -228,6 +234,7 @@ struct ConnectionMachine: Sendable {
     // MARK: attempts
 
     private mutating func startAttempt(now: TimeInterval) {
+        stopWaiting()
         let id = newID()
         phase = .preparing(id: id)
         actions.append(.cancelTimer(.backoff))
@@ -363,6 +370,8 @@ struct ConnectionMachine: Sendable {
         let id = newID()
         phase = .backingOff(id: id)
         publish(.connecting(attempt: attempt))
+        reportedWaiting = true
+        actions.append(.waiting(attempt: attempt, delay: delay))
         emit(.info, "backoff", [.attempt(attempt), .delay(delay)])
         actions.append(.schedule(.backoff, id: id, after: delay))
     }
@@ -424,6 +433,14 @@ struct ConnectionMachine: Sendable {
     private mutating func endEverything() {
         endAttempt()
         actions.append(.cancelTimer(.backoff))
+        stopWaiting()
+    }
+
+    /// Reports that the client no longer waits to retry, if it did.
+    private mutating func stopWaiting() {
+        guard reportedWaiting else { return }
+        reportedWaiting = false
+        actions.append(.notWaiting)
     }
 
     private mutating func newID() -> UInt64 {

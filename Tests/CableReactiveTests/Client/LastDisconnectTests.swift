@@ -112,4 +112,34 @@ struct LastDisconnectTests {
         #expect(losses.first?.kind == .stale && losses.first?.attempt == 0)
         token.cancel()
     }
+
+    @Test("nextAttempt is set exactly while the client waits to retry, with the backoff it asked for")
+    func nextAttempt() throws {
+        let h = try ClientHarness()
+        func next() -> CableRetry? {
+            h.scheduler.flush()
+            return h.client.nextAttempt.value
+        }
+        h.client.connect()
+        #expect(next() == nil, "an attempt in flight is not a wait")
+        let first = try #require(h.fake.last)
+        first.fail()
+        let waiting = try #require(next())
+        #expect(h.state == .connecting(attempt: 1) && waiting.attempt == 1)
+        #expect(h.scheduler.pendingDelays.contains(waiting.delay), "the delay is the timer's")
+        #expect(waiting.startsAt.timeIntervalSinceNow <= waiting.delay)
+        h.client.connect()  // retry now
+        #expect(next() == nil)
+        try #require(h.fake.last).fail()
+        let second = try #require(next())
+        #expect(second.attempt == 2)
+        h.scheduler.advance(by: second.delay)  // the timer fires: the attempt runs
+        #expect(next() == nil)
+        _ = h.welcome()
+        #expect(next() == nil)
+        try #require(h.fake.last).fail()
+        #expect(next() != nil)
+        h.client.disconnect()  // the app's own: no wait any more
+        #expect(next() == nil)
+    }
 }

@@ -1,0 +1,30 @@
+import Foundation
+
+/// When the next connection attempt starts, while the client waits to retry: ``ActionCableClient/nextAttempt``.
+///
+/// ``CableState/connecting(attempt:)`` covers both an attempt in flight and the wait before the next one;
+/// `nextAttempt` tells them apart. It is non-nil exactly while the client waits (for the backoff delay, or
+/// the short spread after a healthy session's loss), and nil once the attempt starts, and whenever the client
+/// is connected, stopped, disconnected, gated or closed.
+///
+/// ```swift
+/// let countdown = client.nextAttempt.observe(on: .main) { next in
+///     label.text = next.map { "Retrying in \(Int($0.startsAt.timeIntervalSinceNow.rounded(.up))) s" } ?? ""
+/// }
+/// // A "retry now" button: `client.connect()` starts the waiting attempt at once.
+/// ```
+public struct CableRetry: Sendable, Hashable {
+    /// The attempt that will start (as in ``CableState/connecting(attempt:)``).
+    public let attempt: Int
+    /// How long the client waits, in seconds, from when the wait began.
+    public let delay: TimeInterval
+    /// When the attempt starts, on the wall clock (the client's timers run on its scheduler's clock).
+    public let startsAt: Date
+
+    /// Creates a retry record.
+    public init(attempt: Int, delay: TimeInterval, startsAt: Date) {
+        self.attempt = attempt
+        self.delay = delay
+        self.startsAt = startsAt
+    }
+}
