@@ -324,7 +324,7 @@ final class ClientEngine: Sendable {
         case .failed(let error):
             LogEvent(
                 level: .info, name: "transport_failed",
-                fields: [.errorType("\(error.kind)".prefix { $0 != "(" }.description)])
+                fields: [.errorType(error.kind.name)])
         }
     }
 

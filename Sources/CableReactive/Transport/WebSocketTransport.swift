@@ -105,28 +105,59 @@ public struct WebSocketCloseCode: RawRepresentable, Hashable, Sendable, CustomSt
 /// Why a WebSocket connection failed. Compare with the static members; the message never holds
 /// headers, bodies, URL paths or queries, so it is safe to log.
 public struct WebSocketError: Error, Hashable, Sendable, CustomStringConvertible {
-    /// The kind of failure.
-    public enum Kind: Hashable, Sendable {
+    /// The kind of failure: compare with the static members, or switch over them with a `default` (new kinds
+    /// may be added in later versions without breaking a `switch`). The kinds that carry a value (an HTTP
+    /// status, a close code, an `errno`) expose it as a property.
+    ///
+    ///     if error.kind == .tls { showCertificateHelp() }
+    ///     if let status = error.kind.status, status == 404 { showOriginHelp() }
+    public struct Kind: Hashable, Sendable, CustomStringConvertible {
+        /// The kind's name, as logged: `dnsFailure`, `upgradeRejected`, …
+        public let name: String
+        /// The HTTP status, for ``upgradeRejected(status:)``.
+        public let status: Int?
+        /// The close code we sent, for ``protocolViolation(closeCode:)``.
+        public let closeCode: WebSocketCloseCode?
+        /// The socket call's `errno`, for ``io(errno:)``.
+        public let errno: Int32?
+
+        private init(_ name: String, status: Int? = nil, closeCode: WebSocketCloseCode? = nil, errno: Int32? = nil) {
+            self.name = name
+            self.status = status
+            self.closeCode = closeCode
+            self.errno = errno
+        }
+
         /// The host name could not be resolved.
-        case dnsFailure
+        public static let dnsFailure = Kind("dnsFailure")
         /// No address accepted the TCP connection.
-        case connectionRefused
+        public static let connectionRefused = Kind("connectionRefused")
         /// The TCP connection, TLS handshake or HTTP upgrade took longer than the connect timeout.
-        case timeout
+        public static let timeout = Kind("timeout")
         /// The TLS handshake failed (certificate, host name, protocol version).
-        case tls
+        public static let tls = Kind("tls")
         /// The server answered the upgrade with a status other than 101.
-        case upgradeRejected(status: Int)
+        public static func upgradeRejected(status: Int) -> Kind { Kind("upgradeRejected", status: status) }
         /// The upgrade response was malformed or did not match the request (accept key, headers, subprotocol).
-        case invalidHandshake
+        public static let invalidHandshake = Kind("invalidHandshake")
         /// The peer broke RFC 6455; we closed with `closeCode`.
-        case protocolViolation(closeCode: WebSocketCloseCode)
+        public static func protocolViolation(closeCode: WebSocketCloseCode) -> Kind {
+            Kind("protocolViolation", closeCode: closeCode)
+        }
         /// The connection closed without a close frame (code 1006).
-        case abnormalClosure
+        public static let abnormalClosure = Kind("abnormalClosure")
         /// A socket call failed with `errno`.
-        case io(errno: Int32)
+        public static func io(errno: Int32) -> Kind { Kind("io", errno: errno) }
         /// The URL is not a usable ws or wss URL.
-        case invalidURL
+        public static let invalidURL = Kind("invalidURL")
+
+        /// The name with its value, e.g. `upgradeRejected(status: 404)`.
+        public var description: String {
+            if let status { return "\(name)(status: \(status))" }
+            if let closeCode { return "\(name)(closeCode: \(closeCode))" }
+            if let errno { return "\(name)(errno: \(errno))" }
+            return name
+        }
     }
 
     /// The kind of failure.
@@ -141,10 +172,7 @@ public struct WebSocketError: Error, Hashable, Sendable, CustomStringConvertible
     }
 
     /// The HTTP status of a rejected upgrade, if this is one.
-    public var httpStatus: Int? {
-        if case .upgradeRejected(let status) = kind { return status }
-        return nil
-    }
+    public var httpStatus: Int? { kind.status }
 
     /// The kind and detail; log-safe.
     public var description: String { detail.isEmpty ? "\(kind)" : "\(kind): \(detail)" }

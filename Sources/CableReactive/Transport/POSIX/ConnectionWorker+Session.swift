@@ -107,7 +107,7 @@
 
         /// A reset or broken pipe is the peer vanishing without a close frame.
         private static func classify(_ error: WebSocketError) -> WebSocketError {
-            if case .io(let code) = error.kind, code == ECONNRESET || code == EPIPE {
+            if let code = error.kind.errno, code == ECONNRESET || code == EPIPE {
                 return WebSocketError(.abnormalClosure, detail: error.detail)
             }
             return error

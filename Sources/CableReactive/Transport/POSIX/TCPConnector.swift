@@ -33,7 +33,7 @@
                     Syscall.close(fd)
                 } catch {
                     Syscall.close(fd)
-                    if let error = error as? WebSocketError, case .io(let code) = error.kind {
+                    if let error = error as? WebSocketError, let code = error.kind.errno {
                         lastError = code  // this address failed outright; try the next
                         continue
                     }
