@@ -172,14 +172,11 @@ final class SubscriptionLease: Sendable {
 final class HandleSink: Sendable {
     let id: UInt64
     let messages: MutableEventStream<JSONValue>
-    /// `messages`' storage, what delivery sends to (one pointer less to follow per hand-over).
-    let storage: StreamStorage<JSONValue>
     let state: MutableStateValue<SubscriptionState>
 
     init(id: UInt64, bufferSize: Int, state: SubscriptionState) {
         self.id = id
         messages = MutableEventStream(holdingUpTo: bufferSize)
-        storage = messages.storage
         self.state = MutableStateValue(state)
     }
 
@@ -241,7 +238,7 @@ final class SubscriptionBox: Sendable {
     @discardableResult
     func deliver(_ messages: some Collection<JSONValue>) -> Int {
         var dropped = 0
-        for sink in sinks { dropped += sink.storage.send(contentsOf: messages) ?? 0 }
+        for sink in sinks { dropped += sink.messages.storage.send(contentsOf: messages) ?? 0 }
         return dropped
     }
 }

@@ -51,7 +51,6 @@ final class ClientEngine: Sendable {
     }
 
     let url: URL
-    let host: String
     let log: LogContext
     let options: CableOptions
     let transport: any WebSocketTransport
@@ -78,7 +77,6 @@ final class ClientEngine: Sendable {
         onUnauthorized: (@Sendable () async throws -> Bool)?
     ) {
         self.url = url
-        host = url.logHost
         log = LogContext(host: url.logHost, label: options.logLabel, logger: logger)
         self.options = options
         self.transport = transport

@@ -27,19 +27,9 @@ enum DecodingFailure {
                 rendered += "[\(index)]"
             } else {
                 if !rendered.isEmpty { rendered += "." }
-                rendered += safe(key.stringValue)
+                rendered += LogContext.loggable(key.stringValue, limit: maxKeyLength)
             }
         }
         return (path.count > maxComponents ? "…" : "") + rendered
-    }
-
-    private static func safe(_ key: String) -> String {
-        String(
-            key.unicodeScalars.prefix(maxKeyLength).map { scalar -> Character in
-                switch scalar.value {
-                case 0x30...0x39, 0x41...0x5A, 0x61...0x7A, 0x5F: Character(scalar)
-                default: "?"
-                }
-            })
     }
 }
