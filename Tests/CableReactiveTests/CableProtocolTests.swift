@@ -253,7 +253,7 @@ struct CableErrorTests {
 
     @Test("describes each code")
     func descriptions() {
-        #expect(CableError.invalidURL().description == "invalid URL: use ws or wss with a host")
+        #expect(CableError.invalidURL().description == "invalid URL: use ws, wss, http or https with a host")
         #expect(CableError.invalidOption("timeout").description == "invalid option: timeout")
         #expect(CableError.missingChannel().description.hasPrefix("missing channel"))
         #expect(CableError.unencodableData().description.hasPrefix("unencodable data"))

@@ -45,7 +45,7 @@ public struct CableOptions: Sendable, Hashable {
     /// Checks every option; construction of a client calls this.
     ///
     /// - Throws: ``CableError`` with code `invalidOption` naming the first bad option.
-    public func validate() throws(CableError) {
+    package func validate() throws(CableError) {
         func check(_ ok: Bool, _ name: String) throws(CableError) {
             if !ok { throw CableError.invalidOption(name) }
         }

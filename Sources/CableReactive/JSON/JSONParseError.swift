@@ -6,12 +6,15 @@
 ///     do {
 ///         _ = try JSONValue(parsing: "[1,]")
 ///     } catch {
-///         print(error.kind, error.offset)
+///         print(error, error.offset)
 ///     }
-///     // Prints: unexpected character 3
+///     // Prints: JSON parse error: unexpected character at byte 3 3
+///
+/// What went wrong is in the description, not in a public kind to switch over: the parser's categories
+/// are its own and may change.
 public struct JSONParseError: Error, Hashable, Sendable, CustomStringConvertible {
-    /// The category of a parse failure. New kinds may be added; compare with `==`.
-    public struct Kind: Hashable, Sendable, CustomStringConvertible {
+    /// The category of a parse failure.
+    package struct Kind: Hashable, Sendable, CustomStringConvertible {
         private enum Code: Hashable, Sendable {
             case unexpectedEndOfInput
             case unexpectedCharacter
@@ -34,32 +37,32 @@ public struct JSONParseError: Error, Hashable, Sendable, CustomStringConvertible
         }
 
         /// The input ended inside a value (also: empty input).
-        public static let unexpectedEndOfInput = Kind(.unexpectedEndOfInput)
+        package static let unexpectedEndOfInput = Kind(.unexpectedEndOfInput)
         /// A byte that cannot start or continue a value here (e.g. a trailing comma, a comment, `'`).
-        public static let unexpectedCharacter = Kind(.unexpectedCharacter)
+        package static let unexpectedCharacter = Kind(.unexpectedCharacter)
         /// Something that starts like `true`, `false` or `null` but is not (e.g. `nul`, `True`).
-        public static let invalidLiteral = Kind(.invalidLiteral)
+        package static let invalidLiteral = Kind(.invalidLiteral)
         /// A malformed number: leading zeros, `+1`, `.5`, `1.`, `1e`, `NaN`, `Infinity`.
-        public static let invalidNumber = Kind(.invalidNumber)
+        package static let invalidNumber = Kind(.invalidNumber)
         /// A well-formed number whose value is not a finite `Double` (e.g. `1e400`).
-        public static let numberOutOfRange = Kind(.numberOutOfRange)
+        package static let numberOutOfRange = Kind(.numberOutOfRange)
         /// A backslash followed by a character JSON does not define (e.g. `\x`, `\'`).
-        public static let invalidEscape = Kind(.invalidEscape)
+        package static let invalidEscape = Kind(.invalidEscape)
         /// `\u` not followed by four hexadecimal digits.
-        public static let invalidUnicodeEscape = Kind(.invalidUnicodeEscape)
+        package static let invalidUnicodeEscape = Kind(.invalidUnicodeEscape)
         /// A `\uD800`–`\uDFFF` escape that is not part of a high-then-low surrogate pair.
-        public static let unpairedSurrogate = Kind(.unpairedSurrogate)
+        package static let unpairedSurrogate = Kind(.unpairedSurrogate)
         /// An unescaped byte below 0x20 inside a string.
-        public static let controlCharacterInString = Kind(.controlCharacterInString)
+        package static let controlCharacterInString = Kind(.controlCharacterInString)
         /// Bytes that are not well-formed UTF-8 (only checked for byte input; `String`s are always valid).
-        public static let invalidUTF8 = Kind(.invalidUTF8)
+        package static let invalidUTF8 = Kind(.invalidUTF8)
         /// Arrays and objects nested deeper than ``JSONValue/maximumNestingDepth``.
-        public static let nestingTooDeep = Kind(.nestingTooDeep)
+        package static let nestingTooDeep = Kind(.nestingTooDeep)
         /// Non-whitespace after the end of the top-level value.
-        public static let trailingCharacters = Kind(.trailingCharacters)
+        package static let trailingCharacters = Kind(.trailingCharacters)
 
         /// A short description of the kind.
-        public var description: String {
+        package var description: String {
             switch code {
             case .unexpectedEndOfInput: "unexpected end of input"
             case .unexpectedCharacter: "unexpected character"
@@ -78,12 +81,11 @@ public struct JSONParseError: Error, Hashable, Sendable, CustomStringConvertible
     }
 
     /// What went wrong.
-    public let kind: Kind
+    package let kind: Kind
     /// The UTF-8 byte offset in the input where it went wrong.
     public let offset: Int
 
-    /// Creates an error; public so that code wrapping the parser can build comparable values.
-    public init(kind: Kind, offset: Int) {
+    package init(kind: Kind, offset: Int) {
         self.kind = kind
         self.offset = offset
     }

@@ -3,7 +3,7 @@
 
 extension JSONValue {
     /// How deeply arrays and objects may nest in parsed text (128). Deeper input throws
-    /// ``JSONParseError/Kind-swift.struct/nestingTooDeep`` instead of exhausting the stack.
+    /// a ``JSONParseError`` ("nesting too deep") instead of exhausting the stack.
     public static let maximumNestingDepth = 128
 
     /// Parses JSON text (RFC 8259, strict).
@@ -39,7 +39,7 @@ extension JSONValue {
     ///     // Prints: [1,"two",null]
     ///
     /// - Parameter bytes: the JSON text as UTF-8; a byte-order mark is not accepted.
-    /// - Throws: ``JSONParseError``; malformed UTF-8 is ``JSONParseError/Kind-swift.struct/invalidUTF8``.
+    /// - Throws: ``JSONParseError``, also for malformed UTF-8 ("invalid UTF-8").
     public init<Bytes: Collection<UInt8>>(parsingUTF8 bytes: Bytes) throws(JSONParseError) {
         let parse = { (buffer: UnsafeBufferPointer<UInt8>) -> Result<JSONValue, JSONParseError> in
             var parser = JSONParser(bytes: buffer, validatesUTF8: true)

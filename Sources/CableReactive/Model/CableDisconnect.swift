@@ -20,8 +20,7 @@
 public struct CableDisconnect: Sendable, Hashable, CustomStringConvertible {
     /// What ended it. New kinds may be added in later versions, so a `switch` over them needs a `default`.
     public struct Kind: Sendable, Hashable, CustomStringConvertible {
-        /// The kind's name: `server_disconnect`, `closed`, `failed`, …
-        public let name: String
+        package let name: String
 
         private init(_ name: String) { self.name = name }
 
@@ -40,7 +39,7 @@ public struct CableDisconnect: Sendable, Hashable, CustomStringConvertible {
         /// `onRequest` threw.
         public static let requestFailed = Kind("request_failed")
 
-        /// The kind's ``name``.
+        /// The kind's name, as logged: `server_disconnect`, `failed`, …
         public var description: String { name }
     }
 
@@ -60,10 +59,9 @@ public struct CableDisconnect: Sendable, Hashable, CustomStringConvertible {
     public let error: WebSocketError?
 
     /// The HTTP status the upgrade was answered with, when it was refused (Rails answers 404 to a wrong Origin).
-    public var httpStatus: Int? { error?.httpStatus }
+    public var httpStatus: Int? { error?.kind.status }
 
-    /// Creates a record; the client makes one for each kind.
-    public init(
+    package init(
         kind: Kind, attempt: Int, wasConnected: Bool, serverReason: String? = nil, reconnect: Bool? = nil,
         closeCode: WebSocketCloseCode? = nil, error: WebSocketError? = nil
     ) {

@@ -1,15 +1,15 @@
 /// An error reported by the Action Cable client.
 ///
-/// Compare errors with the static factories; equality and hashing look only at *what* went wrong,
-/// not at `file`/`line`, which record where the error was created for diagnostics.
+/// Compare its ``code`` with the static codes; the description is log-safe.
 ///
-///     let error: CableError = .missingChannel()
-///     print(error == .missingChannel(), error == .dataNotObject())
-///     // Prints: true false
-///     print(error)
-///     // Prints: missing channel: identifier params need a string "channel"
+///     do {
+///         _ = try client.subscribe(["room": "lobby"])
+///     } catch where error.code == .missingChannel {
+///         print(error)
+///         // Prints: missing channel: identifier params need a string "channel"
+///     }
 ///
-/// New kinds of error are added as new factories, so adding one never breaks existing code.
+/// New codes are added as new static members, so adding one never breaks existing code.
 public struct CableError: Error, Hashable, Sendable, CustomStringConvertible {
     /// What went wrong: compare it with the static members, or switch over them with a `default` (new codes
     /// may be added in later versions without breaking a `switch`, as swift-nio's error codes do).
@@ -20,8 +20,7 @@ public struct CableError: Error, Hashable, Sendable, CustomStringConvertible {
     ///     default: print(error)
     ///     }
     public struct Code: Hashable, Sendable, CustomStringConvertible {
-        /// The code's name: `invalid_url`, `invalid_option`, …
-        public let name: String
+        package let name: String
 
         private init(_ name: String) { self.name = name }
 
@@ -37,7 +36,7 @@ public struct CableError: Error, Hashable, Sendable, CustomStringConvertible {
         /// Parameters or `perform` data must encode to a JSON object.
         public static let dataNotObject = Code("data_not_object")
 
-        /// The code's ``name``.
+        /// The code's name: `invalid_url`, `invalid_option`, …
         public var description: String { name }
     }
 
@@ -45,10 +44,10 @@ public struct CableError: Error, Hashable, Sendable, CustomStringConvertible {
     public let code: Code
     /// The option that is out of range, for ``Code/invalidOption``.
     public let option: String?
-    /// The file that created the error (`#fileID`), for diagnostics only.
-    public let file: String
-    /// The line that created the error, for diagnostics only.
-    public let line: UInt
+    /// Where in the library the error was created (`#fileID`, `#line`), for our own diagnostics;
+    /// equality ignores them.
+    package let file: String
+    package let line: UInt
 
     init(_ code: Code, option: String? = nil, file: String = #fileID, line: UInt = #line) {
         self.code = code
@@ -69,34 +68,34 @@ public struct CableError: Error, Hashable, Sendable, CustomStringConvertible {
     }
 
     /// The cable URL is not a usable `ws`/`wss` (or `http`/`https`) URL.
-    public static func invalidURL(file: String = #fileID, line: UInt = #line) -> CableError {
+    package static func invalidURL(file: String = #fileID, line: UInt = #line) -> CableError {
         CableError(.invalidURL, file: file, line: line)
     }
 
     /// A configuration option has an unusable value; `detail` names it.
-    public static func invalidOption(_ detail: String, file: String = #fileID, line: UInt = #line) -> CableError {
+    package static func invalidOption(_ detail: String, file: String = #fileID, line: UInt = #line) -> CableError {
         CableError(.invalidOption, option: detail, file: file, line: line)
     }
 
     /// Channel params are not an object with a string `"channel"` member.
-    public static func missingChannel(file: String = #fileID, line: UInt = #line) -> CableError {
+    package static func missingChannel(file: String = #fileID, line: UInt = #line) -> CableError {
         CableError(.missingChannel, file: file, line: line)
     }
 
     /// Params or data contain a number JSON cannot express (NaN or infinity).
-    public static func unencodableData(file: String = #fileID, line: UInt = #line) -> CableError {
+    package static func unencodableData(file: String = #fileID, line: UInt = #line) -> CableError {
         CableError(.unencodableData, file: file, line: line)
     }
 
     /// Data passed to `perform` is not a JSON object.
-    public static func dataNotObject(file: String = #fileID, line: UInt = #line) -> CableError {
+    package static func dataNotObject(file: String = #fileID, line: UInt = #line) -> CableError {
         CableError(.dataNotObject, file: file, line: line)
     }
 
     /// A log-safe description of the error.
     public var description: String {
         switch code {
-        case .invalidURL: "invalid URL: use ws or wss with a host"
+        case .invalidURL: "invalid URL: use ws, wss, http or https with a host"
         case .invalidOption: "invalid option: \(option ?? "?")"
         case .missingChannel: "missing channel: identifier params need a string \"channel\""
         case .unencodableData: "unencodable data: JSON cannot express NaN or infinite numbers"

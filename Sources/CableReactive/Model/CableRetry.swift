@@ -21,8 +21,7 @@ public struct CableRetry: Sendable, Hashable {
     /// When the attempt starts, on the wall clock (the client's timers run on its scheduler's clock).
     public let startsAt: Date
 
-    /// Creates a retry record.
-    public init(attempt: Int, delay: TimeInterval, startsAt: Date) {
+    package init(attempt: Int, delay: TimeInterval, startsAt: Date) {
         self.attempt = attempt
         self.delay = delay
         self.startsAt = startsAt

@@ -63,8 +63,7 @@ public struct CableStopReason: Sendable, Hashable, CustomStringConvertible {
     /// What kind of stop this is. New kinds may be added in later versions, so a `switch` over them needs
     /// a `default`.
     public struct Kind: Sendable, Hashable, CustomStringConvertible {
-        /// The kind's name, as logged: `server_disconnect`, `unauthorized`, …
-        public let name: String
+        package let name: String
 
         private init(_ name: String) { self.name = name }
 
@@ -80,7 +79,7 @@ public struct CableStopReason: Sendable, Hashable, CustomStringConvertible {
         /// we offered (for example a newer Action Cable), so retrying cannot help.
         public static let unsupportedProtocol = Kind("unsupported_protocol")
 
-        /// The kind's ``name``.
+        /// The kind's name, as logged: `attempts_exhausted`, `unauthorized`, …
         public var description: String { name }
     }
 
@@ -90,8 +89,7 @@ public struct CableStopReason: Sendable, Hashable, CustomStringConvertible {
     /// for the client's own decisions). Server text: show it only if you trust the server's wording.
     public let serverReason: String?
 
-    /// Creates a reason; the static members below cover every stop the client makes.
-    public init(kind: Kind, serverReason: String? = nil) {
+    package init(kind: Kind, serverReason: String? = nil) {
         self.kind = kind
         self.serverReason = serverReason
     }

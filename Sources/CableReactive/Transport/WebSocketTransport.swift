@@ -172,7 +172,7 @@ public struct WebSocketError: Error, Hashable, Sendable, CustomStringConvertible
     }
 
     /// The HTTP status of a rejected upgrade, if this is one.
-    public var httpStatus: Int? { kind.status }
+    package var httpStatus: Int? { kind.status }
 
     /// The kind and detail; log-safe.
     public var description: String { detail.isEmpty ? "\(kind)" : "\(kind): \(detail)" }
