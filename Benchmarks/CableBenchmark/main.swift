@@ -22,10 +22,6 @@
     import CableReactive
     import Foundation
 
-    #if canImport(FoundationNetworking)
-        import FoundationNetworking
-    #endif
-
     /// The subscribe commands of the workload's identifiers, as the client sends them.
     func subscribeCommands(_ workload: CableWorkload) -> [String] {
         (0..<workload.subscriptions).map { index in
@@ -47,7 +43,7 @@
         let done = DispatchSemaphore(value: 0)
         let ready = 1 + workload.subscriptions  // welcome + confirms
         let total = ready + workload.messages
-        let request = URLRequest(url: URL(string: "ws://127.0.0.1:\(sender.port)/cable") ?? URL(fileURLWithPath: "/"))
+        let request = CableRequest(url: URL(string: "ws://127.0.0.1:\(sender.port)/cable") ?? URL(fileURLWithPath: "/"))
         let commands = subscribeCommands(workload)
         let box = ConnectionBox()
         // The client's own path through the transport: each message's UTF-8 bytes, no String.
@@ -82,7 +78,7 @@
         let sender = CableSender()
         sender.serve(workload)
         let (frames, continuation) = AsyncStream.makeStream(of: String.self, bufferingPolicy: .unbounded)
-        let request = URLRequest(url: URL(string: "ws://127.0.0.1:\(sender.port)/cable") ?? URL(fileURLWithPath: "/"))
+        let request = CableRequest(url: URL(string: "ws://127.0.0.1:\(sender.port)/cable") ?? URL(fileURLWithPath: "/"))
         let connection = SocketTransport().connect(request: request, protocols: ["actioncable-v1-json"]) { event in
             switch event {
             case .opened: break

@@ -17,10 +17,6 @@
     import CableReactive
     import Foundation
 
-    #if canImport(FoundationNetworking)
-        import FoundationNetworking
-    #endif
-
     /// `count` unmasked server text frames of `payload` bytes each.
     func frames(payload: Int, count: Int) -> [UInt8] {
         let frame = serverTextFrame((0..<payload).map { UInt8(0x61 + $0 % 26) })
@@ -63,7 +59,7 @@
         var options = SocketTransport.Options()
         options.maxFrameSize = 1 << 16
         options.closeTimeout = 0.2  // the sender never answers a close frame; do not wait 5 s for it
-        let request = URLRequest(url: URL(string: "ws://127.0.0.1:\(sender.port)/") ?? URL(fileURLWithPath: "/"))
+        let request = CableRequest(url: URL(string: "ws://127.0.0.1:\(sender.port)/") ?? URL(fileURLWithPath: "/"))
         let count: @Sendable () -> Void = {
             counter.count += 1
             if counter.count == messages {

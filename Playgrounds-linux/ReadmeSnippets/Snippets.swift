@@ -5,36 +5,29 @@ import CableReactive
 import Foundation
 import Signals
 
-#if canImport(FoundationNetworking)
-    import FoundationNetworking
-#endif
-
 /// Authentication through `onRequest`, which edits the upgrade request before every attempt.
 func authenticationExamples(url: URL, token: @escaping @Sendable () async -> String) throws -> [ActionCableClient] {
     // snippet:start auth-origin
     let withOrigin = try ActionCableClient(url: url) { request in
-        request.setValue("https://app.example.com", forHTTPHeaderField: "Origin")
+        request.origin = "https://app.example.com"
     }
     // snippet:end
 
     // snippet:start auth-header
     let withHeader = try ActionCableClient(url: url) { request in
-        request.setValue("Bearer \(await token())", forHTTPHeaderField: "Authorization")
+        request.setHeader("Authorization", "Bearer \(await token())")
     }
     // snippet:end
 
     // snippet:start auth-query
     let withQuery = try ActionCableClient(url: url) { request in
-        guard let current = request.url, var components = URLComponents(url: current, resolvingAgainstBaseURL: false)
-        else { return }
-        components.queryItems = [URLQueryItem(name: "token", value: await token())]
-        request.url = components.url
+        request.setQueryItem("token", await token())
     }
     // snippet:end
 
     // snippet:start auth-cookie
     let withCookie = try ActionCableClient(url: url) { request in
-        request.setValue("_session=\(await token())", forHTTPHeaderField: "Cookie")
+        request.addCookie("_session", await token())
     }
     // snippet:end
     return [withOrigin, withHeader, withQuery, withCookie]

@@ -43,9 +43,7 @@ await runExample {
         url: server.url,
         onRequest: { request in
             // Runs before every attempt: always the current token.
-            var components = request.url.flatMap { URLComponents(url: $0, resolvingAgainstBaseURL: false) }
-            components?.queryItems = [URLQueryItem(name: "token", value: tokens.current)]
-            request.url = components?.url
+            request.setQueryItem("token", tokens.current)
         },
         onUnauthorized: {
             // The server said "unauthorized": refresh, and return true to reconnect at once.

@@ -2,10 +2,6 @@ import CableReactive
 import Foundation
 import Signals
 
-#if canImport(FoundationNetworking)
-    import FoundationNetworking
-#endif
-
 /// An in-memory `WebSocketTransport` that a test drives by hand: it records every connection and every
 /// frame the client sends, and delivers the server's side when told to.
 ///
@@ -39,7 +35,7 @@ public final class FakeTransport: WebSocketTransport {
 
     /// Records a new ``Connection`` in the connecting phase; nothing happens until the test calls ``Connection/open(subprotocol:)`` or ``Connection/fail(_:)``.
     public func connect(
-        request: URLRequest,
+        request: CableRequest,
         protocols: [String],
         handler: @escaping @Sendable (WebSocketEvent) -> Void
     ) -> any WebSocketConnection {
@@ -67,7 +63,7 @@ public final class FakeTransport: WebSocketTransport {
         }
 
         /// The request the client made, after its `onRequest` hook.
-        public let request: URLRequest
+        public let request: CableRequest
         /// The subprotocols the client offered.
         public let protocols: [String]
         private let eventHandler: @Sendable (WebSocketEvent) -> Void
@@ -76,7 +72,7 @@ public final class FakeTransport: WebSocketTransport {
         private let delivery = Locked(())
         private let state = Locked(State())
 
-        init(request: URLRequest, protocols: [String], handler: @escaping @Sendable (WebSocketEvent) -> Void) {
+        init(request: CableRequest, protocols: [String], handler: @escaping @Sendable (WebSocketEvent) -> Void) {
             self.request = request
             self.protocols = protocols
             eventHandler = handler

@@ -4,10 +4,6 @@ import Foundation
 import Signals
 import Testing
 
-#if canImport(FoundationNetworking)
-    import FoundationNetworking
-#endif
-
 @Suite("LocalCableServer with ActionCableClient: connect, subscribe, perform, broadcast")
 struct ServerClientTests {
     let params: JSONValue = ["channel": "ChatChannel", "room": "lobby"]
@@ -205,7 +201,7 @@ struct ServerClientTests {
         }
         let alice = try Fixture.client(server, url: server.url(query: "token=tok-alice"))
         let bob = try Fixture.client(server) { request in
-            request.setValue("Bearer tok-bob", forHTTPHeaderField: "Authorization")
+            request.setHeader("Authorization", "Bearer tok-bob")
         }
         let mallory = try Fixture.client(server, url: server.url(query: "token=nope"))
         for client in [alice, bob, mallory] { client.connect() }

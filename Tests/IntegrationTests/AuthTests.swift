@@ -3,10 +3,6 @@ import Foundation
 import Signals
 import Testing
 
-#if canImport(FoundationNetworking)
-    import FoundationNetworking
-#endif
-
 extension IntegrationTests {
     @Suite struct Auth {
         /// Anonymous, query token, Bearer header and cookie clients side by side, each echoing on its own
@@ -25,12 +21,13 @@ extension IntegrationTests {
                 (try makeClient(base, query: "token=tok-\(alice)"), alice, "query"),
                 (
                     try makeClient(base) { request in
-                        request.setValue("Bearer tok-\(bob)", forHTTPHeaderField: "Authorization")
+                        request.setHeader("Authorization", "Bearer tok-\(bob)")
                     }, bob, "header"
                 ),
                 (
                     try makeClient(base) { request in
-                        request.setValue("token=tok-\(carol)", forHTTPHeaderField: "Cookie")
+                        request.addCookie("theme", "dark")
+                        request.addCookie("token", "tok-\(carol)")
                     }, carol, "cookie"
                 ),
             ]
@@ -64,11 +61,29 @@ extension IntegrationTests {
             }
         }
 
+        /// setQueryItem encodes a base64 token so that Rack decodes it byte for byte (a raw `+` would be a
+        /// space), and keeps the query item the URL already had.
+        @Test func base64QueryToken() async throws {
+            let user = unique("b64") + "+a/b=="
+            let client = try makeClient(try Env.railsURL(), query: "tag=kept%20as%20is") { request in
+                request.setQueryItem("token", "tok-\(user)")
+            }
+            defer { client.close() }
+            client.connect()
+            try await waitFor(client.state, 5, "base64 token connected") { $0 == .connected }
+            let subscription = try await echoSubscription(client)
+            #expect(subscription.perform("whoami"))
+            let who = try await nextMessage(subscription, 5, "whoami") { $0["via"] != nil }
+            #expect(who["via"]?.stringValue == "query")
+            #expect(who["user"]?.stringValue == user)
+            #expect(who["tag"]?.stringValue == "kept as is")
+        }
+
         /// An allowed Origin connects; a foreign one gets HTTP 404 and never gets in.
         @Test func originPolicy() async throws {
             let base = try Env.railsURL()
             let good = try makeClient(base, query: "token=tok-\(unique("origin"))") { request in
-                request.setValue("http://localhost", forHTTPHeaderField: "Origin")
+                request.origin = "http://localhost"
             }
             defer { good.close() }
             good.connect()
@@ -78,7 +93,7 @@ extension IntegrationTests {
             let evil = try makeClient(
                 base, query: "token=tok-\(marker)", options: .test(min: 0.05, max: 0.2, attempts: 2)
             ) { request in
-                request.setValue("http://evil.example", forHTTPHeaderField: "Origin")
+                request.setHeader("Origin", "http://evil.example")
             }
             defer { evil.close() }
             let states = Recorder(evil.state)
@@ -106,7 +121,7 @@ extension IntegrationTests {
             let client = try makeClient(try Env.railsURL()) { request in
                 requests.withLock { $0 += 1 }
                 let current = token.withLock { $0 }
-                request.url = URL(string: request.url!.absoluteString + "?token=\(current)")
+                request.setQueryItem("token", current)
             } onUnauthorized: {
                 calls.withLock { $0 += 1 }
                 token.withLock { $0 = "tok-\(user)" }
@@ -175,7 +190,7 @@ extension IntegrationTests {
             let client = try makeClient(try Env.railsURL()) { request in
                 let ticket = try await HTTP.post(control + "/ticket?user=\(user)").stringValue ?? ""
                 tickets.withLock { $0.append(ticket) }
-                request.url = URL(string: request.url!.absoluteString + "?ticket=\(ticket)")
+                request.setQueryItem("ticket", ticket)
             }
             defer { client.close() }
             client.connect()

@@ -60,12 +60,12 @@ extension IntegrationTests {
                     targets.append(ports[targets.count % ports.count])
                     return targets[targets.count - 1]
                 }
-                guard let url = request.url, var components = URLComponents(url: url, resolvingAgainstBaseURL: false)
+                guard var components = URLComponents(url: request.url, resolvingAgainstBaseURL: false)
                 else { throw Failure("no request URL") }
                 components.port = port
-                components.query = "token=tok-\(user)"
                 guard let target = components.url else { throw Failure("bad URL \(components)") }
                 request.url = target
+                request.setQueryItem("token", "tok-\(user)")
             }
             defer { client.close() }
             let observer = try makeClient(second.cableURL, query: "token=tok-\(unique("observer"))")

@@ -3,10 +3,6 @@
     import Foundation
     import Testing
 
-    #if canImport(FoundationNetworking)
-        import FoundationNetworking
-    #endif
-
     extension TransportIntegrationTests {
         final class Token: Sendable {}
 
@@ -20,7 +16,8 @@
                 weakToken = token
                 let handler = recorder.handler
                 _ = SocketTransport().connect(
-                    request: URLRequest(url: try #require(URL(string: "ws://127.0.0.1:\(peer.port)/close?code=1000"))),
+                    request: CableRequest(
+                        url: try #require(URL(string: "ws://127.0.0.1:\(peer.port)/close?code=1000"))),
                     protocols: []
                 ) { event in
                     _ = token
@@ -34,21 +31,5 @@
             while weakToken != nil && Date() < deadline { Thread.sleep(forTimeInterval: 0.005) }
             #expect(weakToken == nil)
         }
-
-        #if canImport(FoundationNetworking)
-            @Test("URLSessionTransport on Linux reports one failure and never opens (libcurl has no WebSocket)")
-            func urlSessionOnLinux() throws {
-                let peer = try Peers.plain.get()
-                let recorder = EventRecorder()
-                let request = URLRequest(url: try #require(URL(string: "ws://127.0.0.1:\(peer.port)/echo")))
-                let connection = URLSessionTransport().connect(
-                    request: request, protocols: [], handler: recorder.handler)
-                let info = recorder.waitClosed()
-                #expect(info?.failureKind != nil)
-                #expect(!connection.send(text: "x"))
-                connection.close(code: .normalClosure, reason: "")
-                #expect(recorder.events.count == 1)
-            }
-        #endif
     }
 #endif

@@ -170,10 +170,6 @@
     import Signals
     import Testing
 
-    #if canImport(FoundationNetworking)
-        import FoundationNetworking
-    #endif
-
     extension TransportIntegrationTests {
         @Test("hands text over as bytes to a receiver, and reports the end of each read after its messages")
         func deliversBytesAndBatchEnds() throws {
@@ -185,7 +181,7 @@
                 text: { utf8 in texts.withLock { $0.append(String(decoding: utf8, as: UTF8.self)) } },
                 batchEnded: { ends.withLock { $0.append(texts.withLock { $0.count }) } }
             )
-            let request = URLRequest(url: try #require(URL(string: "ws://127.0.0.1:\(peer.port)/echo")))
+            let request = CableRequest(url: try #require(URL(string: "ws://127.0.0.1:\(peer.port)/echo")))
             let connection = SocketTransport().connect(
                 request: request, protocols: [], receiver: receiver, handler: recorder.handler)
             recorder.waitOpened()

@@ -2,16 +2,12 @@ import Dispatch
 import Foundation
 import Signals
 
-#if canImport(FoundationNetworking)
-    import FoundationNetworking
-#endif
-
 /// An Action Cable client: one WebSocket, many channel subscriptions, automatic reconnection.
 ///
 /// ```swift
 /// let client = try ActionCableClient(url: URL(string: "wss://example.com/cable")!) { request in
-///     request.setValue("https://example.com", forHTTPHeaderField: "Origin")
-///     request.setValue("Bearer \(try await tokens.current())", forHTTPHeaderField: "Authorization")
+///     request.origin = "https://example.com"
+///     request.setHeader("Authorization", "Bearer \(try await tokens.current())")
 /// }
 /// let room = try client.subscribe(["channel": "ChatChannel", "room": "lobby"])
 /// client.connect()
@@ -65,8 +61,10 @@ public final class ActionCableClient: Sendable {
     ///     if omitted, the scheduler's ``CableScheduler/perform(_:)`` (a serial queue per `DispatchScheduler`).
     ///   - logger: this client's logger; if omitted, the process-wide ``CableLog/logger``. Lines carry
     ///     ``CableOptions/logLabel`` when set, so two clients' lines can be told apart.
-    ///   - onRequest: edits the upgrade request before every attempt (Origin, tokens, cookies). Throwing
-    ///     fails the attempt, which is retried with backoff.
+    ///   - onRequest: edits the upgrade request before every attempt (Origin, tokens, cookies); see
+    ///     ``CableRequest``. It runs in a task of its own, so it may await a token refresh. Throwing, or
+    ///     leaving a header that cannot be sent (``CableRequest/invalidHeaderNames``), fails the attempt,
+    ///     which is retried with backoff.
     ///   - onUnauthorized: called when the server rejects our credentials; return `true` after refreshing
     ///     them to reconnect at once, `false` to stop. Throwing counts as a failed attempt.
     /// - Throws: ``CableError`` `invalidURL` or `invalidOption`.
@@ -79,7 +77,7 @@ public final class ActionCableClient: Sendable {
         random: any RandomNumberGenerator & Sendable = SystemRandomNumberGenerator(),
         callbackQueue: DispatchQueue? = nil,
         logger: CableLogger? = nil,
-        onRequest: (@Sendable (inout URLRequest) async throws -> Void)? = nil,
+        onRequest: (@Sendable (inout CableRequest) async throws -> Void)? = nil,
         onUnauthorized: (@Sendable () async throws -> Bool)? = nil
     ) throws(CableError) where Gate.Element == Bool {
         let url = try Self.webSocketURL(url)
@@ -190,7 +188,7 @@ extension ActionCableClient {
         random: any RandomNumberGenerator & Sendable = SystemRandomNumberGenerator(),
         callbackQueue: DispatchQueue? = nil,
         logger: CableLogger? = nil,
-        onRequest: (@Sendable (inout URLRequest) async throws -> Void)? = nil,
+        onRequest: (@Sendable (inout CableRequest) async throws -> Void)? = nil,
         onUnauthorized: (@Sendable () async throws -> Bool)? = nil
     ) throws(CableError) {
         try self.init(

@@ -2,10 +2,6 @@ import Dispatch
 import Foundation
 import Signals
 
-#if canImport(FoundationNetworking)
-    import FoundationNetworking
-#endif
-
 /// One subscription's row in the engine's registry: what the client keeps beside the machine's state.
 struct SubscriptionRow: Sendable {
     /// The handles and their streams; replaced when a handle joins or leaves.
@@ -29,7 +25,7 @@ final class ClientEngine: Sendable {
 
     enum Event: Sendable {
         case machine(ConnectionMachine.Event)
-        case requestPrepared(id: UInt64, URLRequest)
+        case requestPrepared(id: UInt64, CableRequest)
         case retryFired(identifier: String, generation: UInt64)
     }
 
@@ -39,7 +35,7 @@ final class ClientEngine: Sendable {
         var registry: SubscriptionRegistry<SubscriptionRow>
         var random: any RandomNumberGenerator & Sendable
         var connection: (id: UInt64, connection: any WebSocketConnection)?
-        var request: (id: UInt64, request: URLRequest)?
+        var request: (id: UInt64, request: CableRequest)?
         var timers: [ConnectionMachine.TimerKind: any ScheduledWork] = [:]
         var nextSinkID: UInt64 = 0
         /// The data-frame index over the registry's boxes (by identifier token, and server spellings): kept in
@@ -56,7 +52,7 @@ final class ClientEngine: Sendable {
     let transport: any WebSocketTransport
     let scheduler: any CableScheduler
     let callbacks: CallbackExecutor
-    let onRequest: (@Sendable (inout URLRequest) async throws -> Void)?
+    let onRequest: (@Sendable (inout CableRequest) async throws -> Void)?
     let onUnauthorized: (@Sendable () async throws -> Bool)?
     let stateValue = MutableStateValue(CableState.disconnected)
     /// Every loss is published, even one equal to the last (two stale sessions in a row are two events).
@@ -73,7 +69,7 @@ final class ClientEngine: Sendable {
         random: any RandomNumberGenerator & Sendable,
         callbacks: CallbackExecutor,
         logger: CableLogger?,
-        onRequest: (@Sendable (inout URLRequest) async throws -> Void)?,
+        onRequest: (@Sendable (inout CableRequest) async throws -> Void)?,
         onUnauthorized: (@Sendable () async throws -> Bool)?
     ) {
         self.url = url
@@ -142,20 +138,28 @@ final class ClientEngine: Sendable {
         switch action {
         case .prepareRequest(let id):
             core.hook?.cancel()
-            var request = URLRequest(url: url)
-            request.timeoutInterval = options.staleTimeout
+            let request = CableRequest(url: url)
             guard let onRequest else {
                 queue.append(.requestPrepared(id: id, request))
                 return
             }
-            core.hook = Task { [weak self] in
+            core.hook = Task { [weak self, log] in
                 var edited = request
                 do {
                     try await onRequest(&edited)
-                    self?.handle(.requestPrepared(id: id, edited))
                 } catch {
                     self?.handle(.machine(.requestFailed(id: id)))
+                    return
                 }
+                let invalid = edited.invalidHeaderNames.count
+                guard invalid == 0 else {
+                    // A header that cannot be sent fails the attempt: connecting without it would look like
+                    // the server refusing valid credentials. Neither names nor values are logged.
+                    log.emit(LogEvent(level: .warn, name: "request_invalid_headers", fields: [.count(invalid)]))
+                    self?.handle(.machine(.requestFailed(id: id)))
+                    return
+                }
+                self?.handle(.requestPrepared(id: id, edited))
             }
         case .openTransport(let id):
             guard let request = core.request, request.id == id else { return }
@@ -261,7 +265,7 @@ final class ClientEngine: Sendable {
     /// ``TextReceiver``, staged in a ``DeliveryBatch`` and handed over at the end of each read. A
     /// ``BatchReportingTransport`` does this natively; any other transport's `.text` events are adapted, each
     /// one a read of one message (``TextReceiver/adapting(_:)``).
-    private func openTransport(_ request: URLRequest, id: UInt64) -> any WebSocketConnection {
+    private func openTransport(_ request: CableRequest, id: UInt64) -> any WebSocketConnection {
         let batch = DeliveryBatch()
         // The data-frame path reaches `core` without the engine: `core` is captured strongly (it holds no
         // reference to the receiver, which a connection lets go of once it has delivered `.closed`), and the

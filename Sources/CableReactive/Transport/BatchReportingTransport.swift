@@ -1,9 +1,5 @@
 import Foundation
 
-#if canImport(FoundationNetworking)
-    import FoundationNetworking
-#endif
-
 /// A transport that can hand text messages over as UTF-8 bytes, and report the end of each network read.
 ///
 /// The client's hot path: bytes skip a `String` per message (the client parses JSON from bytes anyway),
@@ -15,7 +11,7 @@ package protocol BatchReportingTransport: WebSocketTransport {
     /// ``WebSocketTransport/connect(request:protocols:handler:)``, except that text messages go to
     /// `receiver` instead of `handler` as `.text` events. Both run on the same thread, serially.
     func connect(
-        request: URLRequest,
+        request: CableRequest,
         protocols: [String],
         receiver: TextReceiver,
         handler: @escaping @Sendable (WebSocketEvent) -> Void

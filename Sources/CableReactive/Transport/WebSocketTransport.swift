@@ -1,9 +1,5 @@
 import Foundation
 
-#if canImport(FoundationNetworking)
-    import FoundationNetworking
-#endif
-
 /// A source of WebSocket connections: the seam between the Action Cable client and the network.
 ///
 /// The client asks its transport for one connection per attempt. The package ships two:
@@ -27,7 +23,7 @@ public protocol WebSocketTransport: Sendable {
     ///   - handler: receives the connection's events; see the protocol's requirements.
     /// - Returns: the connection, usable at once; `send` returns false until it is open.
     func connect(
-        request: URLRequest,
+        request: CableRequest,
         protocols: [String],
         handler: @escaping @Sendable (WebSocketEvent) -> Void
     ) -> any WebSocketConnection

@@ -5,10 +5,6 @@ import Foundation
 import Signals
 import Testing
 
-#if canImport(FoundationNetworking)
-    import FoundationNetworking
-#endif
-
 @Suite("ActionCableClient: construction and handshake")
 struct ClientHandshakeTests {
     @Test(
@@ -37,7 +33,7 @@ struct ClientHandshakeTests {
         let client = try ActionCableClient(
             url: #require(URL(string: given)), transport: fake, scheduler: ManualScheduler())
         client.connect()
-        #expect(fake.last?.request.url?.absoluteString == expected)
+        #expect(fake.last?.request.url.absoluteString == expected)
         client.close()
     }
 
@@ -427,7 +423,7 @@ struct ClientHookTests {
                     n += 1
                     return n
                 }
-                request.setValue("ticket-\(n)", forHTTPHeaderField: "X-Ticket")
+                request.setHeader("X-Ticket", "ticket-\(n)")
             })
         client.connect()
         #expect(await client.state.first(within: 10) { $0 == .connected } == .connected)

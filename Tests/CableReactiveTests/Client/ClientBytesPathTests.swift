@@ -5,10 +5,6 @@ import Testing
 
 @testable import CableReactive
 
-#if canImport(FoundationNetworking)
-    import FoundationNetworking
-#endif
-
 /// A transport that hands text over as bytes, in batches, like SocketTransport: the client's hot path
 /// (token routing, batched wake-ups, arrival noted once per read), driven by hand.
 final class BytesTransport: BatchReportingTransport {
@@ -57,7 +53,7 @@ final class BytesTransport: BatchReportingTransport {
     var count: Int { list.withLock { $0.count } }
 
     func connect(
-        request: URLRequest, protocols: [String], handler: @escaping @Sendable (WebSocketEvent) -> Void
+        request: CableRequest, protocols: [String], handler: @escaping @Sendable (WebSocketEvent) -> Void
     ) -> any WebSocketConnection {
         let connection = Connection(receiver: nil, handler: handler)
         list.withLock { $0.append(connection) }
@@ -65,7 +61,7 @@ final class BytesTransport: BatchReportingTransport {
     }
 
     func connect(
-        request: URLRequest, protocols: [String], receiver: TextReceiver,
+        request: CableRequest, protocols: [String], receiver: TextReceiver,
         handler: @escaping @Sendable (WebSocketEvent) -> Void
     ) -> any WebSocketConnection {
         let connection = Connection(receiver: receiver, handler: handler)

@@ -4,10 +4,6 @@ import Dispatch
 import Foundation
 import Signals
 
-#if canImport(FoundationNetworking)
-    import FoundationNetworking
-#endif
-
 /// A client wired to a fake transport, a manual scheduler and a callback queue the test can flush.
 final class ClientHarness: Sendable {
     let fake = FakeTransport()
@@ -20,7 +16,7 @@ final class ClientHarness: Sendable {
         options: CableOptions = CableOptions(),
         gate: AnySignal<Bool> = .just(true),
         seed: UInt64 = 1,
-        onRequest: (@Sendable (inout URLRequest) async throws -> Void)? = nil,
+        onRequest: (@Sendable (inout CableRequest) async throws -> Void)? = nil,
         onUnauthorized: (@Sendable () async throws -> Bool)? = nil
     ) throws {
         client = try ActionCableClient(

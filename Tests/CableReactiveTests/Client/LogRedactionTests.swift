@@ -5,10 +5,6 @@ import Foundation
 import Signals
 import Testing
 
-#if canImport(FoundationNetworking)
-    import FoundationNetworking
-#endif
-
 @Suite("Logging", .serialized)
 struct LogRedactionTests {
     @Test("no log line contains secrets from the URL, headers, cookies, params, payloads, reasons or errors")
@@ -33,8 +29,8 @@ struct LogRedactionTests {
         let client = try ActionCableClient(
             url: url, transport: fake, scheduler: scheduler,
             onRequest: { request in
-                request.setValue("Bearer \(sentinels[4])", forHTTPHeaderField: "Authorization")
-                request.setValue("token=\(sentinels[5])", forHTTPHeaderField: "Cookie")
+                request.setHeader("Authorization", "Bearer \(sentinels[4])")
+                request.setHeader("Cookie", "token=\(sentinels[5])")
                 let n = attempts.withLock { n -> Int in
                     n += 1
                     return n

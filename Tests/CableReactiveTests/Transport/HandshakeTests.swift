@@ -40,14 +40,15 @@ struct WebSocketEndpointTests {
 struct HandshakeTests {
     static let nonce: [UInt8] = Array(0..<16)
 
-    @Test("builds the upgrade request with key, version, subprotocols and the caller's headers")
+    @Test("builds the upgrade request with key, version, subprotocols and the caller's header lines in order")
     func buildsRequest() throws {
         let endpoint = try WebSocketEndpoint(url: try #require(URL(string: "ws://example.com:8080/cable?token=abc")))
         let request = HandshakeRequest(
             endpoint: endpoint,
             protocols: ["actioncable-v1-json", "bad protocol"],
             headers: [
-                "Origin": "https://example.com", "Upgrade": "h2c", "X-Evil": "a\r\nInjected: yes", "Cookie": "a=b",
+                .init("Origin", "https://example.com"), .init("Upgrade", "h2c"), .init("X-Evil", "a\r\nInjected: yes"),
+                .init("Cookie", "a=b"), .init("X-Many", "1"), .init("Bad Name", "x"), .init("X-Many", "2"),
             ],
             offerDeflate: true,
             nonce: Self.nonce
@@ -59,7 +60,7 @@ struct HandshakeTests {
             text == "GET /cable?token=abc HTTP/1.1\r\nHost: example.com:8080\r\nUpgrade: websocket\r\n"
                 + "Connection: Upgrade\r\nSec-WebSocket-Key: AAECAwQFBgcICQoLDA0ODw==\r\nSec-WebSocket-Version: 13\r\n"
                 + "Sec-WebSocket-Protocol: actioncable-v1-json\r\nSec-WebSocket-Extensions: permessage-deflate\r\n"
-                + "Cookie: a=b\r\nOrigin: https://example.com\r\n\r\n")
+                + "Origin: https://example.com\r\nCookie: a=b\r\nX-Many: 1\r\nX-Many: 2\r\n\r\n")
     }
 
     #if os(Linux)

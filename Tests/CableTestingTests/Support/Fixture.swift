@@ -3,10 +3,6 @@ import CableTesting
 import Foundation
 import Signals
 
-#if canImport(FoundationNetworking)
-    import FoundationNetworking
-#endif
-
 /// Clients tuned for tests against a local server: quick retries and a short stale timeout.
 enum Fixture {
     static func options(staleTimeout: TimeInterval = 3) -> CableOptions {
@@ -21,7 +17,7 @@ enum Fixture {
         _ server: LocalCableServer,
         url: URL? = nil,
         staleTimeout: TimeInterval = 3,
-        onRequest: (@Sendable (inout URLRequest) async throws -> Void)? = nil,
+        onRequest: (@Sendable (inout CableRequest) async throws -> Void)? = nil,
         onUnauthorized: (@Sendable () async throws -> Bool)? = nil
     ) throws -> ActionCableClient {
         try ActionCableClient(

@@ -7,9 +7,6 @@
 import CableReactive
 import Foundation
 
-#if canImport(FoundationNetworking)
-    import FoundationNetworking
-#endif
 #if canImport(Glibc)
     import Glibc
 #endif
@@ -27,7 +24,7 @@ switch arguments[1] {
 case "transport":
     var connections: [any WebSocketConnection] = []
     for _ in 0..<8 {
-        connections.append(transport.connect(request: URLRequest(url: url), protocols: []) { _ in })
+        connections.append(transport.connect(request: CableRequest(url: url), protocols: []) { _ in })
     }
     usleep(delay)
     withExtendedLifetime(connections) { exit(0) }

@@ -61,7 +61,7 @@ class EchoChannel < ApplicationCable::Channel
 
   # → {"user":U,"via":"query|header|cookie|ticket|anonymous","stream":S,"server":NAME}
   def whoami(_data)
-    transmit({ "user" => current_user, "via" => connection.auth_source, "stream" => stream_name, "server" => Fixture::SERVER_NAME })
+    transmit({ "user" => current_user, "via" => connection.auth_source, "tag" => connection.query_tag, "stream" => stream_name, "server" => Fixture::SERVER_NAME })
   end
 
   # {"action":"flood","count":N} → N transmits {"seq":i} then {"burst_done":N}.

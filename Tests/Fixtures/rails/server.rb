@@ -177,9 +177,11 @@ module ApplicationCable
 
   class Connection < ActionCable::Connection::Base
     identified_by :current_user
-    attr_reader :auth_source
+    attr_reader :auth_source, :query_tag
 
-    TOKEN_RE = /\Atok-([A-Za-z0-9_.@-]{1,64})\z/
+    # The user name may hold base64's + / = so that clients can show their query encoding survives Rack
+    # (which decodes a raw + as a space).
+    TOKEN_RE = /\Atok-([A-Za-z0-9_.@+\/=-]{1,64})\z/
 
     def connect
       q = request.GET
@@ -191,6 +193,7 @@ module ApplicationCable
       user, via = authenticate(q)
       self.current_user = user
       @auth_source = via
+      @query_tag = q["tag"]  # echoed by whoami: an item the app's URL had before onRequest added its own
       # The client may already have gone away while we slept; then it must not be counted.
       Fixture.connected(self, user, via)
     end

@@ -177,7 +177,7 @@ func makeClient(
     _ base: String,
     query: String? = nil,
     options: CableOptions = .test(),
-    onRequest: (@Sendable (inout URLRequest) async throws -> Void)? = nil,
+    onRequest: (@Sendable (inout CableRequest) async throws -> Void)? = nil,
     onUnauthorized: (@Sendable () async throws -> Bool)? = nil
 ) throws -> ActionCableClient {
     let text = query.map { base + (base.contains("?") ? "&" : "?") + $0 } ?? base

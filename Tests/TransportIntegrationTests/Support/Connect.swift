@@ -2,10 +2,6 @@
     import CableReactive
     import Foundation
 
-    #if canImport(FoundationNetworking)
-        import FoundationNetworking
-    #endif
-
     /// Opens a connection to `url` and returns it with its recorder.
     func connect(
         _ url: String,
@@ -13,8 +9,8 @@
         headers: [String: String] = [:],
         options: SocketTransport.Options = SocketTransport.Options()
     ) -> (any WebSocketConnection, EventRecorder) {
-        var request = URLRequest(url: URL(string: url) ?? URL(fileURLWithPath: "/"))
-        for (name, value) in headers { request.setValue(value, forHTTPHeaderField: name) }
+        var request = CableRequest(url: URL(string: url) ?? URL(fileURLWithPath: "/"))
+        for (name, value) in headers { request.setHeader(name, value) }
         let recorder = EventRecorder()
         let connection = SocketTransport(options: options).connect(
             request: request, protocols: protocols, handler: recorder.handler)

@@ -1,10 +1,6 @@
 #if canImport(COpenSSL)
     import Foundation
 
-    #if canImport(FoundationNetworking)
-        import FoundationNetworking
-    #endif
-
     /// The I/O thread of one ``SocketTransport`` connection: resolves, connects, runs TLS and the
     /// upgrade, then the frame loop, and delivers every event to the handler on this thread.
     ///
@@ -18,7 +14,7 @@
         }
 
         let connection: SocketConnection
-        let request: URLRequest
+        let request: CableRequest
         let protocols: [String]
         let options: SocketTransport.Options
         private var handler: (@Sendable (WebSocketEvent) -> Void)?
@@ -29,7 +25,7 @@
 
         init(
             connection: SocketConnection,
-            request: URLRequest,
+            request: CableRequest,
             protocols: [String],
             options: SocketTransport.Options,
             receiver: TextReceiver?,
@@ -70,8 +66,7 @@
             guard connection.setupError == 0 else {
                 throw WebSocketError(.io(errno: connection.setupError), detail: "wake socket pair")
             }
-            guard let url = request.url else { throw WebSocketError(.invalidURL, detail: "request has no URL") }
-            let endpoint = try WebSocketEndpoint(url: url)
+            let endpoint = try WebSocketEndpoint(url: request.url)
             let deadline = Deadline.after(seconds: options.connectTimeout)
             try checkAbandoned()
             let addresses = try AddressResolver.resolve(host: endpoint.host, port: endpoint.port)
@@ -139,7 +134,7 @@
             let handshake = HandshakeRequest(
                 endpoint: endpoint,
                 protocols: protocols,
-                headers: request.allHTTPHeaderFields ?? [:],
+                headers: request.headers,
                 offerDeflate: options.enablePerMessageDeflate,
                 nonce: nonce
             )

@@ -1,10 +1,6 @@
 #if canImport(COpenSSL)
     import Foundation
 
-    #if canImport(FoundationNetworking)
-        import FoundationNetworking
-    #endif
-
     /// RFC 6455 WebSockets over POSIX sockets, with TLS from OpenSSL: the default transport on Linux.
     ///
     /// Each connection gets one dedicated I/O thread. That thread resolves the host (`getaddrinfo`,
@@ -37,11 +33,11 @@
     /// **TLS.** The configured OpenSSL context (system trust store plus
     /// ``Options-swift.struct/tlsCAFilePath``) is made once per CA file and shared by every connection.
     ///
-    /// Available where OpenSSL is (Linux); on Apple platforms use ``URLSessionTransport``.
+    /// Available where OpenSSL is (Linux); on Apple platforms use `URLSessionTransport`.
     ///
     /// ```swift
     /// let transport = SocketTransport(options: .init(connectTimeout: 5))
-    /// let request = URLRequest(url: URL(string: "wss://example.com/cable")!)
+    /// let request = CableRequest(url: URL(string: "wss://example.com/cable")!)
     /// let connection = transport.connect(request: request, protocols: ["actioncable-v1-json"]) { event in
     ///     switch event {
     ///     case .opened(let chosen): print("open, protocol", chosen ?? "none")
@@ -121,7 +117,7 @@
 
         /// Starts a connection on a new I/O thread and returns at once; see the type's discussion.
         public func connect(
-            request: URLRequest,
+            request: CableRequest,
             protocols: [String],
             handler: @escaping @Sendable (WebSocketEvent) -> Void
         ) -> any WebSocketConnection {
@@ -134,7 +130,7 @@
         /// bytes (no `String` per message) instead of reaching `handler` as `.text` events. `handler` still
         /// gets `.opened` and `.closed`. See `TextReceiver`.
         package func connect(
-            request: URLRequest,
+            request: CableRequest,
             protocols: [String],
             receiver: TextReceiver,
             handler: @escaping @Sendable (WebSocketEvent) -> Void
@@ -143,7 +139,7 @@
         }
 
         private func start(
-            request: URLRequest,
+            request: CableRequest,
             protocols: [String],
             receiver: TextReceiver?,
             handler: @escaping @Sendable (WebSocketEvent) -> Void

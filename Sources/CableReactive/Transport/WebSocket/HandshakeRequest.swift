@@ -18,15 +18,15 @@ package struct HandshakeRequest: Sendable {
     /// - Parameters:
     ///   - endpoint: the target.
     ///   - protocols: subprotocols to offer in order of preference (empty: no header).
-    ///   - headers: the caller's extra headers (for example `Origin`, `Cookie`, `Authorization`).
-    ///     Reserved names are ignored, and so are headers whose name or value would break the request
-    ///     (control characters, a colon in the name).
+    ///   - headers: the caller's extra header lines, in order (for example `Origin`, `Cookie`,
+    ///     `Authorization`). Reserved names are ignored, and so are lines that would break the request
+    ///     (``CableRequest/invalidHeaderNames``; the client never passes those).
     ///   - offerDeflate: whether to offer permessage-deflate.
     ///   - nonce: the 16 random bytes of the key.
     package init(
         endpoint: WebSocketEndpoint,
         protocols: [String],
-        headers: [String: String],
+        headers: [CableRequest.Header],
         offerDeflate: Bool,
         nonce: [UInt8]
     ) {
@@ -35,25 +35,14 @@ package struct HandshakeRequest: Sendable {
         head += "Host: \(endpoint.hostHeader)\r\n"
         head += "Upgrade: websocket\r\nConnection: Upgrade\r\n"
         head += "Sec-WebSocket-Key: \(key)\r\nSec-WebSocket-Version: 13\r\n"
-        let offered = protocols.filter(Self.isToken)
+        let offered = protocols.filter(CableRequest.isToken)
         offeredProtocols = offered
         if !offered.isEmpty { head += "Sec-WebSocket-Protocol: \(offered.joined(separator: ", "))\r\n" }
         if offerDeflate { head += "Sec-WebSocket-Extensions: \(DeflateParameters.offer)\r\n" }
-        for (name, value) in headers.sorted(by: { $0.key < $1.key }) {
-            guard Self.isToken(name), !Self.reserved.contains(name.lowercased()),
-                value.unicodeScalars.allSatisfy({ $0 == "\t" || ($0.value >= 0x20 && $0.value != 0x7F) })
-            else { continue }
-            head += "\(name): \(value)\r\n"
+        for header in headers where CableRequest.isValid(header) && !Self.reserved.contains(header.name.lowercased()) {
+            head += "\(header.name): \(header.value)\r\n"
         }
         head += "\r\n"
         bytes = Array(head.utf8)
-    }
-
-    /// RFC 7230 `token`: visible ASCII without separators.
-    static func isToken(_ text: String) -> Bool {
-        !text.isEmpty
-            && text.utf8.allSatisfy { byte in
-                byte > 0x20 && byte < 0x7F && !"\"(),/:;<=>?@[\\]{}".utf8.contains(byte)
-            }
     }
 }

@@ -1,0 +1,304 @@
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
+
+/// The WebSocket upgrade request: the URL and the headers the client connects with.
+///
+/// `onRequest` edits it before every attempt, and every ``WebSocketTransport`` receives it. Each row of
+/// the usual auth recipes is one line:
+///
+/// ```swift
+/// let client = try ActionCableClient(url: url) { request in
+///     request.setQueryItem("token", try await tokens.current())  // ?token=…, other items kept
+///     request.setHeader("Authorization", "Bearer \(jwt)")  // replaces any earlier value
+///     request.addCookie("_session_id", sessionID)  // other cookies kept
+///     request.origin = "https://example.com"  // Rails checks it against allowed_request_origins
+/// }
+/// ```
+///
+/// **Query items** are percent-encoded so that any server decodes exactly the value given: every byte
+/// except `A–Z a–z 0–9 - . _ ~` is written as `%XX` of its UTF-8, so `+` (which Rails' Rack decodes as a
+/// space), `&`, `=`, `%`, `#`, spaces and non-ASCII characters survive. Other items, the path, the host
+/// (IPv6 literals too), the user info and the fragment are kept as they were.
+///
+/// **Headers** keep their order and spelling; names compare case-insensitively (RFC 9110 §5.1), and a
+/// name may appear several times (``addHeader(_:_:)``). The transport sets the WebSocket headers itself
+/// (`Host`, `Upgrade`, `Connection`, `Sec-WebSocket-*`) and ignores yours for them. A header whose name is
+/// not an HTTP token or whose value holds a line break or another control character can never be sent:
+/// the attempt fails with ``CableDisconnect/Kind/requestFailed`` instead of connecting without it (see
+/// ``invalidHeaderNames``).
+///
+/// On Apple platforms it converts to and from `URLRequest` for apps that already build one.
+public struct CableRequest: Sendable, Hashable {
+    /// One header line.
+    public struct Header: Sendable, Hashable {
+        /// The field name, as given (names compare case-insensitively).
+        public var name: String
+        /// The field value.
+        public var value: String
+
+        /// A header line `name: value`.
+        public init(_ name: String, _ value: String) {
+            self.name = name
+            self.value = value
+        }
+    }
+
+    /// The cable URL: `ws`, `wss`, `http` or `https` (the last two connect as `ws` and `wss`).
+    public var url: URL
+    /// The header lines in the order they are sent.
+    public var headers: [Header]
+
+    /// A request for `url` with no headers of its own.
+    public init(url: URL, headers: [Header] = []) {
+        self.url = url
+        self.headers = headers
+    }
+
+    // MARK: Headers
+
+    /// The first value of the header `name` (any case), or `nil`.
+    public func value(forHeader name: String) -> String? {
+        headers.first { Self.sameName($0.name, name) }?.value
+    }
+
+    /// Every value of the header `name` (any case), in order.
+    public func values(forHeader name: String) -> [String] {
+        headers.filter { Self.sameName($0.name, name) }.map(\.value)
+    }
+
+    /// Sets the header `name` to `value`, replacing every earlier value of it (any case). The header keeps
+    /// the place of its first earlier line, or goes last.
+    public mutating func setHeader(_ name: String, _ value: String) {
+        if let first = headers.firstIndex(where: { Self.sameName($0.name, name) }) {
+            headers[first] = Header(name, value)
+            headers.removeAll(after: first) { Self.sameName($0.name, name) }
+        } else {
+            headers.append(Header(name, value))
+        }
+    }
+
+    /// Adds one more line for the header `name`, keeping earlier ones (for fields HTTP allows to repeat).
+    public mutating func addHeader(_ name: String, _ value: String) {
+        headers.append(Header(name, value))
+    }
+
+    /// Removes every line of the header `name` (any case).
+    public mutating func removeHeader(_ name: String) {
+        headers.removeAll { Self.sameName($0.name, name) }
+    }
+
+    /// The `Origin` header. Rails refuses an upgrade whose origin is not in `allowed_request_origins`
+    /// (it answers 404); native apps send none unless they set it.
+    public var origin: String? {
+        get { value(forHeader: "Origin") }
+        set {
+            if let newValue { setHeader("Origin", newValue) } else { removeHeader("Origin") }
+        }
+    }
+
+    /// Sets the cookie `name` to `value` in the request's one `Cookie` header (RFC 6265 §5.4), replacing a
+    /// cookie of that name and keeping the others.
+    ///
+    /// `value` is sent as given when it is a valid cookie value, so a value copied from a `Set-Cookie`
+    /// header (a Rails session cookie with its `%3D` and `--`) goes back unchanged. Bytes a cookie value
+    /// cannot hold (spaces, `"`, `,`, `;`, `\`, control and non-ASCII characters) are percent-encoded, as
+    /// Rack decodes them.
+    public mutating func addCookie(_ name: String, _ value: String) {
+        let encodedName = PercentEncoding.cookieName(name)
+        var pairs = values(forHeader: "Cookie")
+            .flatMap { $0.split(separator: ";") }
+            .map { String($0.drop { $0 == " " || $0 == "\t" }) }
+            .filter { !$0.isEmpty && $0.prefix { $0 != "=" } != encodedName }
+        pairs.append("\(encodedName)=\(PercentEncoding.cookieValue(value))")
+        setHeader("Cookie", pairs.joined(separator: "; "))
+    }
+
+    /// The names of headers that cannot be sent: a name that is not an HTTP token (RFC 9110 §5.6.2), or a
+    /// value with a line break, NUL or another control character except tab. Empty when every header is
+    /// valid; the client fails an attempt whose request has any.
+    public var invalidHeaderNames: [String] {
+        headers.filter { !Self.isValid($0) }.map(\.name)
+    }
+
+    // MARK: Query
+
+    /// The value of the first query item `name`, percent-decoded (`+` is a space, as in a form), or `nil`.
+    public func queryItem(_ name: String) -> String? {
+        QueryString(url: url)?.items.first { $0.name == name }?.value
+    }
+
+    /// Sets the query item `name` to `value`, percent-encoded, replacing every earlier item of that name
+    /// and keeping the others in order. The item keeps the place of its first earlier occurrence, or goes
+    /// last.
+    public mutating func setQueryItem(_ name: String, _ value: String) {
+        edit { $0.set(name, value) }
+    }
+
+    /// Removes every query item `name`; a query left empty is removed with its `?`.
+    public mutating func removeQueryItem(_ name: String) {
+        edit { $0.remove(name) }
+    }
+
+    private mutating func edit(_ change: (inout QueryString) -> Void) {
+        guard var query = QueryString(url: url) else { return }
+        change(&query)
+        if let edited = query.url { url = edited }
+    }
+
+    /// ASCII case-insensitive equality: header names are tokens.
+    static func sameName(_ a: String, _ b: String) -> Bool {
+        a.utf8.elementsEqual(b.utf8) { lowercased($0) == lowercased($1) }
+    }
+
+    private static func lowercased(_ byte: UInt8) -> UInt8 {
+        (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(byte) ? byte | 0x20 : byte
+    }
+
+    static func isValid(_ header: Header) -> Bool {
+        isToken(header.name)
+            && header.value.utf8.allSatisfy { $0 == 0x09 || ($0 >= 0x20 && $0 != 0x7F) }
+    }
+
+    /// RFC 9110 `token`: visible ASCII without separators.
+    static func isToken(_ text: String) -> Bool {
+        !text.isEmpty
+            && text.utf8.allSatisfy { byte in
+                byte > 0x20 && byte < 0x7F && !"\"(),/:;<=>?@[\\]{}".utf8.contains(byte)
+            }
+    }
+}
+
+/// A URL's query as name-value items, edited without touching the rest of the URL.
+struct QueryString {
+    struct Item {
+        /// The item as it appeared, still percent-encoded; rewritten only when the item is set.
+        var encoded: Substring
+        var name: String
+        var value: String?
+    }
+
+    private var components: URLComponents
+    private(set) var items: [Item]
+
+    init?(url: URL) {
+        guard let components = URLComponents(url: url, resolvingAgainstBaseURL: false) else { return nil }
+        self.components = components
+        items = (components.percentEncodedQuery ?? "").split(separator: "&").map { encoded in
+            let parts = encoded.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+            return Item(
+                encoded: encoded,
+                name: PercentEncoding.decodeFormComponent(parts[0]),
+                value: parts.count > 1 ? PercentEncoding.decodeFormComponent(parts[1]) : nil)
+        }
+    }
+
+    mutating func set(_ name: String, _ value: String) {
+        let encoded = "\(PercentEncoding.queryComponent(name))=\(PercentEncoding.queryComponent(value))"
+        let item = Item(encoded: Substring(encoded), name: name, value: value)
+        if let first = items.firstIndex(where: { $0.name == name }) {
+            items[first] = item
+            items.removeAll(after: first) { $0.name == name }
+        } else {
+            items.append(item)
+        }
+    }
+
+    mutating func remove(_ name: String) {
+        items.removeAll { $0.name == name }
+    }
+
+    var url: URL? {
+        var components = components
+        components.percentEncodedQuery = items.isEmpty ? nil : items.map(\.encoded).joined(separator: "&")
+        return components.url
+    }
+}
+
+/// Percent-encoding for query items and cookie values.
+enum PercentEncoding {
+    /// Every byte but RFC 3986's unreserved characters as `%XX`: what any form or URI decoder reads back
+    /// as the same text.
+    static func queryComponent(_ text: String) -> String {
+        encode(text) { isUnreserved($0) }
+    }
+
+    /// RFC 6265 `cookie-octet`s as they are, `%` included (a value copied from `Set-Cookie` is already
+    /// encoded); any other byte as `%XX`.
+    static func cookieValue(_ text: String) -> String {
+        encode(text, keeping: isCookieOctet)
+    }
+
+    private static func isCookieOctet(_ byte: UInt8) -> Bool {
+        byte == 0x21 || (0x23...0x2B).contains(byte) || (0x2D...0x3A).contains(byte)
+            || (0x3C...0x5B).contains(byte) || (0x5D...0x7E).contains(byte)
+    }
+
+    /// A cookie name: the value's rules, and `=` encoded too.
+    static func cookieName(_ text: String) -> String {
+        encode(text) { $0 != UInt8(ascii: "=") && isCookieOctet($0) }
+    }
+
+    /// Decodes `%XX` and `+` (a space) as HTML forms and Rack do; a malformed escape stays as it is.
+    static func decodeFormComponent(_ text: Substring) -> String {
+        let input = Array(text.utf8)
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(input.count)
+        var index = 0
+        while index < input.count {
+            let byte = input[index]
+            if byte == UInt8(ascii: "%"), index + 2 < input.count, let high = hexValue(input[index + 1]),
+                let low = hexValue(input[index + 2])
+            {
+                bytes.append(high << 4 | low)
+                index += 3
+            } else {
+                bytes.append(byte == UInt8(ascii: "+") ? 0x20 : byte)
+                index += 1
+            }
+        }
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
+    private static func encode(_ text: String, keeping keep: (UInt8) -> Bool) -> String {
+        let hex = Array("0123456789ABCDEF".utf8)
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(text.utf8.count)
+        for byte in text.utf8 {
+            if keep(byte) {
+                bytes.append(byte)
+            } else {
+                bytes.append(contentsOf: [UInt8(ascii: "%"), hex[Int(byte >> 4)], hex[Int(byte & 0xF)]])
+            }
+        }
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
+    private static func isUnreserved(_ byte: UInt8) -> Bool {
+        switch byte {
+        case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"),
+            UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"),
+            UInt8(ascii: "~"):
+            true
+        default: false
+        }
+    }
+
+    private static func hexValue(_ byte: UInt8) -> UInt8? {
+        switch byte {
+        case UInt8(ascii: "0")...UInt8(ascii: "9"): byte - UInt8(ascii: "0")
+        case UInt8(ascii: "a")...UInt8(ascii: "f"): byte - UInt8(ascii: "a") + 10
+        case UInt8(ascii: "A")...UInt8(ascii: "F"): byte - UInt8(ascii: "A") + 10
+        default: nil
+        }
+    }
+}
+
+extension Array {
+    /// Removes the elements after `index` that match, keeping the rest in order.
+    fileprivate mutating func removeAll(after index: Int, where matches: (Element) -> Bool) {
+        self = enumerated().filter { $0.offset <= index || !matches($0.element) }.map(\.element)
+    }
+}
