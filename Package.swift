@@ -69,7 +69,7 @@ let package = Package(
             path: "Benchmarks/JSONBenchmark"
         ),
         // Loopback Action Cable sender and socket helpers shared by the client benchmarks.
-        .target(name: "BenchSupport", dependencies: ["CableReactive"], path: "Benchmarks/BenchSupport"),
+        .target(name: "BenchSupport", dependencies: ["CableReactive", "Signals"], path: "Benchmarks/BenchSupport"),
         .executableTarget(name: "CableBench", dependencies: ["BenchSupport"], path: "Benchmarks/CableBench"),
         .executableTarget(
             name: "CableBenchServer",

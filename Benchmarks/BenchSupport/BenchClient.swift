@@ -1,7 +1,17 @@
 // The client side of the bench, shared by CableBench and CableBenchmark. Public CableReactive API only.
 
 import CableReactive
-import Foundation
+import Dispatch
+import Signals
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// One bench run of `ActionCableClient` against a server that follows `CableWorkload`.
 package enum BenchClient {
@@ -79,26 +89,28 @@ package enum BenchClient {
     /// The count over every loop, and the end of the run: the end marker was seen, and the data messages
     /// counted plus those dropped make up the expected number (every one of them arrived before the marker).
     ///
-    /// `@unchecked Sendable`: every stored property is guarded by `lock`.
-    private final class Tally: @unchecked Sendable {
-        private let lock = NSLock()
+    private final class Tally: Sendable {
+        private struct State {
+            var total = 0
+            var dropped = 0
+            var ended = false
+            var isFinished = false
+            var waiter: CheckedContinuation<Void, Never>?
+        }
+
+        private let state = Locked(State())
         private let expected: Int
-        private var total = 0
-        private var dropped = 0
-        private var ended = false
-        private var isFinished = false
-        private var waiter: CheckedContinuation<Void, Never>?
 
         init(expected: Int) { self.expected = expected }
 
-        var count: Int { lock.withLock { total } }
+        var count: Int { state.withLock { $0.total } }
 
         /// One data message; returns whether the run is over.
         func counted() -> Bool {
-            lock.lock()
-            total += 1
-            let done = ended && total + dropped >= expected
-            lock.unlock()
+            let done = state.withLock { state in
+                state.total += 1
+                return state.ended && state.total + state.dropped >= expected
+            }
             if done { finish() }
             return done
         }
@@ -106,11 +118,11 @@ package enum BenchClient {
         /// The end marker; `dropped` is read once, now: nothing more can be dropped after the last message.
         func endSeen(dropped: () -> Int) -> Bool {
             let drops = dropped()
-            lock.lock()
-            ended = true
-            self.dropped = drops
-            let done = total + drops >= expected
-            lock.unlock()
+            let done = state.withLock { state in
+                state.ended = true
+                state.dropped = drops
+                return state.total + drops >= expected
+            }
             if done { finish() }
             return done
         }
@@ -118,23 +130,20 @@ package enum BenchClient {
         /// Returns once the run is over.
         func finished() async {
             await withCheckedContinuation { continuation in
-                lock.lock()
-                if isFinished {
-                    lock.unlock()
-                    continuation.resume()
-                } else {
-                    waiter = continuation
-                    lock.unlock()
+                let now = state.withLock { state in
+                    if !state.isFinished { state.waiter = continuation }
+                    return state.isFinished
                 }
+                if now { continuation.resume() }
             }
         }
 
         private func finish() {
-            lock.lock()
-            isFinished = true
-            let waiter = self.waiter
-            self.waiter = nil
-            lock.unlock()
+            let waiter = state.withLock { state in
+                state.isFinished = true
+                defer { state.waiter = nil }
+                return state.waiter
+            }
             waiter?.resume()
         }
     }
@@ -152,11 +161,17 @@ package enum BenchClient {
                 result.outcome = try await run(
                     url: url, messages: messages, subscriptions: subscriptions, consumers: consumers)
             } catch {
-                FileHandle.standardError.write(Data("bench client: \(error)\n".utf8))
+                printError("bench client: \(error)")
             }
             done.signal()
         }
         done.wait()
         return result.outcome
     }
+}
+
+/// Writes `line` and a newline to standard error in one call.
+package func printError(_ line: String) {
+    var text = line + "\n"
+    text.withUTF8 { bytes in _ = write(2, bytes.baseAddress, bytes.count) }
 }

@@ -1,7 +1,15 @@
 // The loopback Action Cable sender behind CableBenchServer and CableBenchmark.
 
 #if os(Linux)
-    import Foundation
+    import CableReactive
+    import Dispatch
+    import Glibc
+
+    #if canImport(FoundationEssentials)
+        import FoundationEssentials
+    #else
+        import Foundation
+    #endif
 
     /// The bench workload (the side-by-side contract): after every subscription is confirmed, `messages` data
     /// frames round-robin over the subscriptions (in the order their subscribe commands arrived), then **one**
@@ -48,15 +56,14 @@
 
         /// On a new thread: accepts one client and runs the workload; calls `done` when the client has gone.
         package func serve(_ workload: CableWorkload, done: (@Sendable () -> Void)? = nil) {
-            let thread = Thread { [listener] in
+            let started = IOThread.start { [listener] in
                 if let (fd, leftover) = listener.acceptUpgrade() {
                     Self.run(workload, fd: fd, input: leftover)
                     close(fd)
                 }
                 done?()
             }
-            thread.name = "CableSender"
-            thread.start()
+            precondition(started == 0, "CableSender: no thread (errno \(started))")
         }
 
         /// Serves forever (one client at a time); for the standalone server.

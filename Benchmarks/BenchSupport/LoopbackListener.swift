@@ -2,7 +2,14 @@
 
 #if os(Linux)
     import CableReactive
-    import Foundation
+    import Dispatch
+    import Glibc
+
+    #if canImport(FoundationEssentials)
+        import FoundationEssentials
+    #else
+        import Foundation
+    #endif
 
     /// A listener on 127.0.0.1 with a kernel-chosen port; each `acceptUpgrade` serves one client.
     package final class LoopbackListener: @unchecked Sendable {
@@ -47,13 +54,13 @@
             let lines = String(decoding: head[0..<headEnd], as: UTF8.self).split(separator: "\r\n")
             func header(_ name: String) -> String? {
                 lines.first { $0.lowercased().hasPrefix(name + ":") }
-                    .map { $0.dropFirst(name.count + 1).trimmingCharacters(in: .whitespaces) }
+                    .map { trimmed($0.dropFirst(name.count + 1)) }
             }
             var answer =
                 "HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
                 + "Sec-WebSocket-Accept: \(AcceptKey.compute(forKey: header("sec-websocket-key") ?? ""))\r\n"
             if let offered = header("sec-websocket-protocol"), let first = offered.split(separator: ",").first {
-                answer += "Sec-WebSocket-Protocol: \(first.trimmingCharacters(in: .whitespaces))\r\n"
+                answer += "Sec-WebSocket-Protocol: \(trimmed(first))\r\n"
             }
             answer += "\r\n"
             guard sendAll(fd, Array(answer.utf8)) else {
@@ -93,5 +100,9 @@
         }
         frame += payload
         return frame
+    }
+    /// `text` without leading and trailing spaces and tabs.
+    func trimmed(_ text: Substring) -> String {
+        String(text.drop { $0 == " " || $0 == "\t" }.reversed().drop { $0 == " " || $0 == "\t" }.reversed())
     }
 #endif

@@ -14,7 +14,14 @@
 // dropped, 1 otherwise (2 for bad arguments).
 
 import BenchSupport
-import Foundation
+import CableReactive
+import Glibc
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 let arguments = Array(CommandLine.arguments.dropFirst())
 let consumers = arguments.count == 4 ? Int(arguments[3]) ?? 0 : 1
@@ -22,7 +29,7 @@ guard arguments.count == 3 || arguments.count == 4, let url = URL(string: argume
     let messages = Int(arguments[1]), let subscriptionCount = Int(arguments[2]), messages >= 0,
     subscriptionCount > 0, consumers > 0
 else {
-    FileHandle.standardError.write(Data("usage: CableBench URL N SUBS [CONSUMERS]\n".utf8))
+    printError("usage: CableBench URL N SUBS [CONSUMERS]")
     exit(2)
 }
 let expected = messages * consumers
@@ -32,6 +39,6 @@ let expected = messages * consumers
 let outcome = BenchClient.runBlocking(
     url: url, messages: messages, subscriptions: subscriptionCount, consumers: consumers)
 guard let outcome else { exit(1) }
-print("received \(outcome.count) in \(String(format: "%.3f", outcome.seconds)) s")
-if outcome.dropped > 0 { FileHandle.standardError.write(Data("CableBench: dropped \(outcome.dropped)\n".utf8)) }
+print("received \(outcome.count) in \(DecimalText.threePlaces(outcome.seconds)) s")
+if outcome.dropped > 0 { printError("CableBench: dropped \(outcome.dropped)") }
 exit(outcome.count == expected && outcome.dropped == 0 ? 0 : 1)

@@ -1,6 +1,11 @@
 import Dispatch
-import Foundation
 import Signals
+
+#if canImport(FoundationEssentials) && !CABLE_FULL_FOUNDATION
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// An Action Cable client: one WebSocket, many channel subscriptions, automatic reconnection.
 ///

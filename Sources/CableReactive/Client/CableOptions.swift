@@ -1,4 +1,8 @@
-import Foundation
+#if canImport(FoundationEssentials) && !CABLE_FULL_FOUNDATION
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// Tuning for an ``ActionCableClient``. The defaults suit Rails and AnyCable servers.
 ///

@@ -1,5 +1,10 @@
-import Foundation
 import Signals
+
+#if canImport(FoundationEssentials) && !CABLE_FULL_FOUNDATION
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// One handle on a channel subscription of an ``ActionCableClient``.
 ///

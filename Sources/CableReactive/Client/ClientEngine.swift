@@ -1,6 +1,11 @@
 import Dispatch
-import Foundation
 import Signals
+
+#if canImport(FoundationEssentials) && !CABLE_FULL_FOUNDATION
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// One subscription's row in the engine's registry: what the client keeps beside the machine's state.
 struct SubscriptionRow: Sendable {

@@ -1,4 +1,8 @@
-import Foundation
+#if canImport(FoundationEssentials) && !CABLE_FULL_FOUNDATION
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// The reconnect delays: exponential from `min`, capped at `max`, each with ±25% jitter. A pure function.
 struct Backoff: Sendable, Hashable {

@@ -1,4 +1,8 @@
-import Foundation
+#if canImport(FoundationEssentials) && !CABLE_FULL_FOUNDATION
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// The connection lifecycle as a pure state machine: events in, actions out. No I/O, locks or clocks.
 ///

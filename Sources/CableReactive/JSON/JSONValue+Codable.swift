@@ -1,4 +1,8 @@
-import Foundation
+#if canImport(FoundationEssentials) && !CABLE_FULL_FOUNDATION
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 extension JSONValue: Codable {
     /// Decodes whatever JSON value the decoder holds: `null`, a Boolean, an integer that fits in `Int`,

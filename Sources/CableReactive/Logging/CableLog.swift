@@ -1,8 +1,17 @@
-import Foundation
 import Signals
+
+#if canImport(FoundationEssentials) && !CABLE_FULL_FOUNDATION
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 #if canImport(os)
     import os
+#elseif canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
 #endif
 
 /// The severity of a log line.
@@ -73,7 +82,9 @@ public struct CableLogger: Sendable {
                 NSLog("%@ %@", level.description, line)
             }
         #else
-            FileHandle.standardError.write(Data("CableReactive \(level) \(line)\n".utf8))
+            // One unbuffered write per line, so lines from several threads never interleave mid-line.
+            var text = "CableReactive \(level) \(line)\n"
+            text.withUTF8 { bytes in _ = write(STDERR_FILENO, bytes.baseAddress, bytes.count) }
         #endif
     }
 
@@ -152,7 +163,7 @@ enum LogField: Sendable, Equatable {
         case .state(let state): "state=\(state.name)"
         case .subscription(let serial): "sub=#\(serial)"
         case .closeCode(let code): "code=\(code)"
-        case .delay(let delay): "delay=\(String(format: "%.3f", delay))s"
+        case .delay(let delay): "delay=\(DecimalText.threePlaces(delay))s"
         case .count(let count): "count=\(count)"
         case .flag(let flag): "flag=\(flag)"
         case .operation(let name): "op=\(name)"
@@ -213,5 +224,18 @@ extension LogContext {
                 default: extra.unicodeScalars.contains(scalar) ? Character(scalar) : "?"
                 }
             })
+    }
+}
+
+/// Numbers in log lines, without Foundation's formatter (not in FoundationEssentials).
+package enum DecimalText {
+    /// `value` with three decimals (`1.250`, `-0.020`); a non-finite or huge value prints as Swift prints it.
+    package static func threePlaces(_ value: Double) -> String {
+        let scaled = (value * 1000).rounded()
+        guard scaled.magnitude < 1e15 else { return "\(value)" }
+        let total = Int(scaled.magnitude)
+        let fraction = String(total % 1000)
+        let sign = scaled < 0 ? "-" : ""
+        return "\(sign)\(total / 1000).\(String(repeating: "0", count: 3 - fraction.count))\(fraction)"
     }
 }

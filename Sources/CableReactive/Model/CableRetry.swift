@@ -1,4 +1,8 @@
-import Foundation
+#if canImport(FoundationEssentials) && !CABLE_FULL_FOUNDATION
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// When the next connection attempt starts, while the client waits to retry: ``ActionCableClient/nextAttempt``.
 ///

@@ -1,4 +1,8 @@
-import Foundation
+#if canImport(FoundationEssentials) && !CABLE_FULL_FOUNDATION
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// What ``SubscriptionRegistry`` asks its owner to do.
 enum SubscriptionAction: Sendable, Equatable {

@@ -1,5 +1,10 @@
 import Dispatch
-import Foundation
+
+#if canImport(FoundationEssentials) && !CABLE_FULL_FOUNDATION
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// The client's source of time: when it is, and running work later. Injected so that every timing rule can
 /// be tested without sleeping (see `ManualScheduler` in CableTesting).

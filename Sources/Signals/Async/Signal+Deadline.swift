@@ -1,4 +1,8 @@
-import Foundation
+#if canImport(FoundationEssentials) && !CABLE_FULL_FOUNDATION
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 extension Signal {
     /// Waits for the first value that satisfies `predicate`, for at most `timeout` seconds: ``first(isolation:where:)``

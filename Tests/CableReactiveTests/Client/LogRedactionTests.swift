@@ -68,6 +68,16 @@ struct LogRedactionTests {
         #expect(logged.contains { $0.contains("reason=other") })
     }
 
+    @Test(
+        "delays print with three decimals, without Foundation's formatter",
+        arguments: [
+            (0, "0.000"), (1.25, "1.250"), (0.0005, "0.001"), (0.0004, "0.000"), (-0.02, "-0.020"), (12.3456, "12.346"),
+            (30, "30.000"), (Double.infinity, "inf"), (1e20, "1e+20"),
+        ] as [(Double, String)])
+    func threePlaces(value: Double, text: String) {
+        #expect(DecimalText.threePlaces(value) == text)
+    }
+
     @Test("a message that does not decode logs its key path at DEBUG, and never a value")
     func decodeFailureKeyPath() async throws {
         struct Line: Decodable, Sendable { let user: String }

@@ -1,5 +1,9 @@
 #if canImport(COpenSSL)
-    import Foundation
+    #if canImport(FoundationEssentials) && !CABLE_FULL_FOUNDATION
+        import FoundationEssentials
+    #else
+        import Foundation
+    #endif
 
     /// The I/O thread of one ``SocketTransport`` connection: resolves, connects, runs TLS and the
     /// upgrade, then the frame loop, and delivers every event to the handler on this thread.

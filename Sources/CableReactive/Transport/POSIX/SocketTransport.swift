@@ -1,5 +1,11 @@
 #if canImport(COpenSSL)
-    import Foundation
+    import Dispatch
+
+    #if canImport(FoundationEssentials) && !CABLE_FULL_FOUNDATION
+        import FoundationEssentials
+    #else
+        import Foundation
+    #endif
 
     /// RFC 6455 WebSockets over POSIX sockets, with TLS from OpenSSL: the default transport on Linux.
     ///
@@ -146,7 +152,7 @@
         ) -> any WebSocketConnection {
             let connection = SocketConnection(maxPendingBytes: options.maxPendingSendBytes)
             let options = options
-            let thread = Thread {
+            let started = IOThread.start {
                 ConnectionWorker(
                     connection: connection,
                     request: request,
@@ -156,8 +162,13 @@
                     handler: handler
                 ).run()
             }
-            thread.name = "CableReactive.SocketTransport"
-            thread.start()
+            if started != 0 {
+                // No thread for this connection (the process is at its thread limit): it ends at once,
+                // reported off the caller's thread as every event is.
+                connection.markClosed()
+                let failure = WebSocketError(.io(errno: started), detail: "pthread_create failed")
+                DispatchQueue.global().async { handler(.closed(.failed(failure))) }
+            }
             return connection
         }
     }

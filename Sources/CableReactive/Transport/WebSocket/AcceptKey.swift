@@ -1,4 +1,8 @@
-import Foundation
+#if canImport(FoundationEssentials) && !CABLE_FULL_FOUNDATION
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// The `Sec-WebSocket-Accept` value for a key: base64(SHA-1(key + GUID)), RFC 6455 §4.2.2. The client checks
 /// the server's answer with it; CableTesting's server sends it.

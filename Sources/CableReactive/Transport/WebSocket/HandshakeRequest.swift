@@ -1,4 +1,8 @@
-import Foundation
+#if canImport(FoundationEssentials) && !CABLE_FULL_FOUNDATION
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// The HTTP/1.1 upgrade request a client sends (RFC 6455 §4.1).
 package struct HandshakeRequest: Sendable {

@@ -1,4 +1,8 @@
-import Foundation
+#if canImport(FoundationEssentials) && !CABLE_FULL_FOUNDATION
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// Where a `ws`/`wss` URL points: the pieces the socket layer and the upgrade request need.
 package struct WebSocketEndpoint: Equatable, Sendable {
