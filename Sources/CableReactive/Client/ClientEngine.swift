@@ -7,6 +7,14 @@ import Signals
     import Foundation
 #endif
 
+#if canImport(Darwin)
+    import Darwin
+#elseif canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#endif
+
 /// One subscription's row in the engine's registry: what the client keeps beside the machine's state.
 struct SubscriptionRow: Sendable {
     /// The handles and their streams; replaced when a handle joins or leaves.
@@ -283,7 +291,7 @@ final class ClientEngine: Sendable {
                 self?.inbound(CableProtocol.decode(validatedUTF8: utf8), id: id, batch: batch)
             },
             batchEnded: { [weak self] in
-                batch.flush()
+                if batch.flush() { sched_yield() }
                 if batch.routedFrames {
                     batch.routedFrames = false
                     self?.noteFrames(id: id)

@@ -29,6 +29,10 @@ final class DeliveryBatch: @unchecked Sendable {
     private var lastSlot = 0
     /// Reads so far (batch ends).
     private var reads = 0
+    /// The most messages handed to one subscription at once in this read.
+    private var largestHandOver = 0
+    /// A hand-over this large makes ``flush()`` ask the I/O thread to yield; see there.
+    static let burst = 64
     static let idleReads = 64
     /// Whether data frames were routed in this batch without noting their arrival time (noted once at its end).
     var routedFrames = false
@@ -60,15 +64,25 @@ final class DeliveryBatch: @unchecked Sendable {
     }
 
     /// Hands every staged message to its buffer; ends the read.
-    func flush() {
+    ///
+    /// - Returns: whether one subscription was handed at least ``burst`` messages. Then the I/O thread
+    ///   should yield its core before reading more: where it shares a core with the consumers (one core, or
+    ///   a pinned process), it would otherwise read ahead for a whole time slice, and a consumer would face
+    ///   thousands of messages (held in memory, or dropped beyond `messageBufferSize`) instead of one read's
+    ///   worth. Reads spread over many subscriptions hand each a few messages and never yield.
+    @discardableResult
+    func flush() -> Bool {
         for slot in dirty where !staged[slot].messages.isEmpty { handOver(slot) }
         dirty.removeAll(keepingCapacity: true)
         reads += 1
         if reads.isMultiple(of: Self.idleReads) { forgetIdleSlots() }
+        defer { largestHandOver = 0 }
+        return largestHandOver >= Self.burst
     }
 
     private func handOver(_ slot: Int) {
         let box = staged[slot].box
+        largestHandOver = max(largestHandOver, staged[slot].messages.count)
         let dropped = box.deliver(staged[slot].messages)
         staged[slot].messages.removeAll(keepingCapacity: true)
         guard (dropped > 0) != staged[slot].overflowing else { return }

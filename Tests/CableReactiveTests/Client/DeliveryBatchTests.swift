@@ -45,6 +45,25 @@ import Testing
         return (task, consumer.box)
     }
 
+    @Test("flush asks the I/O thread to yield only after one subscription was handed a burst")
+    func burstAsksToYield() {
+        let busy = Fixture(bufferSize: 1024, serial: 1)
+        let spread = (2..<202).map { Fixture(bufferSize: 1024, serial: $0) }
+        let batch = DeliveryBatch()
+        for n in 0..<(DeliveryBatch.burst - 1) { batch.stage(.int(n), for: busy.box) }
+        #expect(!batch.flush(), "one short of a burst")
+        for round in 0..<2 {
+            for fixture in spread { batch.stage(.int(round), for: fixture.box) }
+        }
+        #expect(!batch.flush(), "400 messages over 200 subscriptions: two each")
+        for n in 0..<DeliveryBatch.burst { batch.stage(.int(n), for: busy.box) }
+        #expect(batch.flush())
+        #expect(!batch.flush(), "an empty read after a burst")
+        let small = Fixture(bufferSize: 2 * DeliveryBatch.burst, serial: 300)
+        for n in 0..<(DeliveryBatch.burst + 1) { batch.stage(.int(n), for: small.box) }
+        #expect(batch.flush(), "a hand-over at half the buffer, mid-read, counts too")
+    }
+
     @Test func aBatchHandsItsMessagesOverWhenItEnds() async throws {
         let f = Fixture(bufferSize: 128)
         let batch = DeliveryBatch()
