@@ -1,3 +1,4 @@
+import CableReactive
 import Foundation
 
 extension LocalCableServer {
@@ -88,7 +89,7 @@ extension LocalCableServer {
             try check(
                 path.hasPrefix("/") && path.unicodeScalars.allSatisfy { $0.isASCII && pathCharacters.contains($0) },
                 "path")
-            try check(subprotocols.allSatisfy { Self.isToken($0) }, "subprotocols")
+            try check(subprotocols.allSatisfy(CableRequest.isToken), "subprotocols")
             try check(pingInterval.map { $0.isFinite && $0 > 0 } ?? true, "pingInterval")
             try check(welcome.isValid, "welcome")
             try check(maxRequestHeadSize >= 256, "maxRequestHeadSize")
@@ -101,14 +102,6 @@ extension LocalCableServer {
             try check(historyByteLimit >= 0, "historyByteLimit")
             try check(handshakeTimeout.isFinite && handshakeTimeout > 0, "handshakeTimeout")
             try check(closeTimeout.isFinite && closeTimeout > 0, "closeTimeout")
-        }
-
-        /// An HTTP token (RFC 9110 §5.6.2), as a subprotocol must be.
-        static func isToken(_ text: String) -> Bool {
-            !text.isEmpty
-                && text.utf8.allSatisfy { byte in
-                    (0x21...0x7E).contains(byte) && !Array(#"()<>@,;:\"/[]?={}"#.utf8).contains(byte)
-                }
         }
     }
 

@@ -162,8 +162,8 @@ public struct CableRequest: Sendable, Hashable {
             && header.value.utf8.allSatisfy { $0 == 0x09 || ($0 >= 0x20 && $0 != 0x7F) }
     }
 
-    /// RFC 9110 `token`: visible ASCII without separators.
-    static func isToken(_ text: String) -> Bool {
+    /// RFC 9110 `token` (§5.6.2): visible ASCII without separators, as header names and subprotocols are.
+    package static func isToken(_ text: String) -> Bool {
         !text.isEmpty
             && text.utf8.allSatisfy { byte in
                 byte > 0x20 && byte < 0x7F && !"\"(),/:;<=>?@[\\]{}".utf8.contains(byte)

@@ -34,7 +34,7 @@ struct HTTPRequestHead {
         for line in lines {
             guard let colon = line.firstIndex(of: ":") else { return nil }
             let name = line[..<colon]
-            guard LocalCableServer.Options.isToken(String(name)) else { return nil }
+            guard CableRequest.isToken(String(name)) else { return nil }
             let value = line[line.index(after: colon)...].trimmingCharacters(in: CharacterSet(charactersIn: " \t"))
             headers.append(LocalCableServer.Request.Header(name: String(name), value: value))
         }
