@@ -83,6 +83,18 @@ let package = Package(
             dependencies: ["BenchSupport", "CableReactive"],
             path: "Benchmarks/CableBenchmark"
         ),
+        // Issue 12: RSS, threads and descriptors of idle clients (ClientFootprint), against a LocalCableServer in
+        // its own process (FootprintServer), so that the measured process does not load Foundation.
+        .executableTarget(
+            name: "FootprintServer",
+            dependencies: ["CableTesting", "CableReactive"],
+            path: "Benchmarks/FootprintServer"
+        ),
+        .executableTarget(
+            name: "ClientFootprint",
+            dependencies: ["CableReactive", "Signals"],
+            path: "Benchmarks/ClientFootprint"
+        ),
         // Playgrounds-linux: runnable examples (`swift run Chat`, …), each against an embedded LocalCableServer;
         // Scripts/test.d/70-playgrounds runs them. ReadmeSnippets holds the README's code, compiled.
         .target(
