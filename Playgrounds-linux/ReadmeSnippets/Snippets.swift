@@ -152,6 +152,25 @@ func codersExample(room: ChannelSubscription) {
     _ = messages
 }
 
+/// AnyCable's extended protocol: session recovery after a reconnect.
+func anyCableExample(url: URL, reload: @escaping @Sendable () -> Void) throws -> (ActionCableClient, Observation) {
+    // snippet:start anycable-ext
+    var options = CableOptions()
+    options.wireProtocol = .anyCableExtended  // plain Action Cable against Rails, which does not know it
+    let client = try ActionCableClient(url: url, options: options)
+    let room = try client.subscribe(["channel": "ChatChannel", "room": "lobby"])
+    let watch = room.state.observe { state in
+        guard case .subscribed = state, let reconnect = room.lastReconnect else { return }
+        // .restored: AnyCable kept the subscription (no subscribe was sent); .resubscribed: a new one.
+        // Either way, what was broadcast while the client was away is not replayed yet: reload.
+        print("back after a reconnect:", reconnect)
+        reload()
+    }
+    client.connect()
+    // snippet:end
+    return (client, watch)
+}
+
 #if canImport(SwiftUI) && canImport(Combine)
     import Combine
     import SwiftUI

@@ -9,10 +9,20 @@ struct CableProtocolDecodingTests {
 
     static let frames: [(String, ServerFrame?)] = [
         // welcome and ping
-        (#"{"type":"welcome"}"#, .welcome),
-        (#"{"type":"welcome","sid":"rcl245"}"#, .welcome),
-        (#"{"type":"welcome","sid":"yi421","restored":true,"restored_ids":["{\"channel\":\"A\"}"]}"#, .welcome),
-        (#" { "type" : "welcome" } "#, .welcome),
+        (#"{"type":"welcome"}"#, .welcome(sessionID: nil, restored: nil)),
+        (#"{"type":"welcome","sid":"rcl245"}"#, .welcome(sessionID: "rcl245", restored: nil)),
+        (
+            #"{"type":"welcome","sid":"yi421","restored":true,"restored_ids":["{\"channel\":\"A\"}"]}"#,
+            .welcome(sessionID: "yi421", restored: .init(identifiers: [#"{"channel":"A"}"#]))
+        ),
+        (#"{"type":"welcome","sid":"s","restored":true}"#, .welcome(sessionID: "s", restored: .init(identifiers: nil))),
+        (#"{"type":"welcome","sid":"s","restored":false,"restored_ids":[]}"#, .welcome(sessionID: "s", restored: nil)),
+        (#"{"type":"welcome","sid":7,"restored":"yes"}"#, .welcome(sessionID: nil, restored: nil)),
+        (
+            #"{"type":"welcome","restored":true,"restored_ids":["a",1,null,"b"]}"#,
+            .welcome(sessionID: nil, restored: .init(identifiers: ["a", "b"]))
+        ),
+        (#" { "type" : "welcome" } "#, .welcome(sessionID: nil, restored: nil)),
         (#"{"type":"ping","message":1724150400}"#, .ping),
         (#"{"message":1724150400,"type":"ping"}"#, .ping),
         (#"{"type":"ping"}"#, .ping),

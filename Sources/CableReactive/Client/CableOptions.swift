@@ -15,6 +15,7 @@
 /// | ``messageBufferSize`` | 128 | messages buffered per consumer of a subscription; the oldest are dropped beyond it |
 /// | ``subscribeRetryDelays`` | 5, 10, 20, 30 s | when an unanswered subscribe is sent again (the last step repeats) |
 /// | ``logLabel`` | `nil` | a name for this client in its log lines (`client=…`) |
+/// | ``wireProtocol`` | ``CableWireProtocol/actionCable`` | the protocol offered; ``CableWireProtocol/anyCableExtended`` for AnyCable's session recovery |
 ///
 /// ```swift
 /// var options = CableOptions()
@@ -42,6 +43,9 @@ public struct CableOptions: Sendable, Hashable {
     /// A name for this client in its log lines (`client=chat`), so that two clients' lines can be told apart.
     /// Only ASCII letters, digits, `.`, `_` and `-` are kept (others print as `?`), up to 32 characters.
     public var logLabel: String?
+    /// The wire protocol offered: plain Action Cable (the default), or AnyCable's extended protocol, which
+    /// restores the session and its subscriptions after a reconnect; see ``CableWireProtocol``.
+    public var wireProtocol: CableWireProtocol = .actionCable
 
     /// The default options: the table in the type's documentation.
     public init() {}

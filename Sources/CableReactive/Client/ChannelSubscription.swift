@@ -83,8 +83,15 @@ public final class ChannelSubscription: Sendable {
     /// How many `subscribe` commands went out for this subscription on the current connection: 0 before a
     /// welcome, 1 once it was sent, more while the server leaves it unanswered (re-sent after
     /// ``CableOptions/subscribeRetryDelays``). A long ``SubscriptionState/pending`` with a count above 1 is a
-    /// server that is not answering this channel.
+    /// server that is not answering this channel. 0 also for a subscription AnyCable restored (see
+    /// ``lastReconnect``): none was needed.
     public var subscribesSent: Int { lease.engine?.subscribesSent(identifier: identifier) ?? 0 }
+
+    /// What the last reconnect did to this subscription: ``SubscriptionReconnect/resubscribed`` (a new server
+    /// subscription: refetch), or ``SubscriptionReconnect/restored`` (AnyCable restored the session,
+    /// ``CableWireProtocol/anyCableExtended``). `nil` until the first reconnect after its first confirmation.
+    /// Read live from the client (thread-safe); it is set before the state change it explains is published.
+    public var lastReconnect: SubscriptionReconnect? { lease.engine?.lastReconnect(identifier: identifier) }
 
     /// Sends `action` with `data` to the channel.
     ///

@@ -31,10 +31,8 @@ struct SubscriptionRow: Sendable {
 /// state publications on the callback queue. So operations apply in call order, and a slow observer or
 /// hook never holds up the control path. Log lines are collected and emitted after unlocking.
 final class ClientEngine: Sendable {
-    /// The subprotocols offered, as the Rails JS client offers them: the protocol we speak, then the sentinel
-    /// `actioncable-unsupported`, which a server selects when it speaks none of the others.
-    static let protocols = ["actioncable-v1-json", unsupportedProtocol]
-    static let unsupportedProtocol = "actioncable-unsupported"
+    /// The header that presents the previous session's id to AnyCable (extended protocol).
+    static let restoreHeader = "X-AnyCable-Restore-SID"
 
     enum Event: Sendable {
         case machine(ConnectionMachine.Event)
@@ -57,6 +55,13 @@ final class ClientEngine: Sendable {
         var hook: Task<Void, Never>?
         var logs: [LogEvent] = []
         var closed = false
+        /// The attempt whose handshake chose AnyCable's extended protocol (``CableWireProtocol/anyCableExtended``).
+        var extendedAttempt: UInt64?
+        /// The `sid` of the last extended session, presented on the next attempt (never logged); forgotten after
+        /// a server `disconnect`, an unauthorized answer, the app's `disconnect()`, or a plain session.
+        var restoreSessionID: String?
+        /// What the welcome of an attempt said was restored, until its session starts.
+        var restoring: (id: UInt64, restored: ServerFrame.Restored)?
     }
 
     let url: URL
@@ -134,6 +139,7 @@ final class ClientEngine: Sendable {
             let event = queue.removeFirst()
             switch event {
             case .machine(let event):
+                if case .disconnect = event { core.restoreSessionID = nil }  // the app ended the session
                 let now = scheduler.now
                 let actions = core.machine.handle(event, now: now, random: &core.random)
                 for action in actions { execute(action, in: &core, then: &queue) }
@@ -151,7 +157,9 @@ final class ClientEngine: Sendable {
         switch action {
         case .prepareRequest(let id):
             core.hook?.cancel()
-            let request = CableRequest(url: url)
+            var request = CableRequest(url: url)
+            // Before onRequest, so that an app can see it and remove it (say, when another user logs in).
+            if let sessionID = core.restoreSessionID { request.setHeader(Self.restoreHeader, sessionID) }
             guard let onRequest else {
                 queue.append(.requestPrepared(id: id, request))
                 return
@@ -196,6 +204,7 @@ final class ClientEngine: Sendable {
             }
         case .callUnauthorized(let id):
             core.hook?.cancel()
+            core.restoreSessionID = nil  // credentials are changing: start a fresh session
             guard let onUnauthorized else {
                 queue.append(.machine(.unauthorizedAnswered(id: id, refreshed: false)))
                 return
@@ -210,7 +219,17 @@ final class ClientEngine: Sendable {
                 self?.handle(.machine(.unauthorizedAnswered(id: id, refreshed: refreshed)))
             }
         case .sessionStarted(let id):
-            for action in core.registry.sessionStarted(id, random: &core.random) { execute(action, in: &core) }
+            var restored: ServerFrame.Restored?
+            if let restoring = core.restoring, restoring.id == id {
+                // Our spelling of each restored identifier, whatever spelling the server wrote back.
+                restored = ServerFrame.Restored(
+                    identifiers: restoring.restored.identifiers.map { identifiers in
+                        identifiers.map { core.routes.resolve($0)?.identifier ?? $0 }
+                    })
+            }
+            core.restoring = nil
+            let actions = core.registry.sessionStarted(id, restored: restored, random: &core.random)
+            for action in actions { execute(action, in: &core) }
         case .sessionEnded:
             for action in core.registry.sessionEnded() { execute(action, in: &core) }
         case .publish(let state):
@@ -302,17 +321,23 @@ final class ClientEngine: Sendable {
             self?.transportEvent(event, id: id, batch: batch)
         }
         guard let batching = transport as? any BatchReportingTransport else {
-            return transport.connect(request: request, protocols: Self.protocols, handler: handler)
+            return transport.connect(request: request, protocols: options.wireProtocol.offer, handler: handler)
         }
-        return batching.connect(request: request, protocols: Self.protocols, receiver: receiver, handler: handler)
+        return batching.connect(
+            request: request, protocols: options.wireProtocol.offer, receiver: receiver, handler: handler)
     }
 
     private func transportEvent(_ event: WebSocketEvent, id: UInt64, batch: DeliveryBatch) {
         switch event {
         case .opened(let chosen):
             // A server that knows none of our protocols answers with the sentinel we offer last. No protocol
-            // at all is accepted: Rails answers that way to a client that offers none it knows.
-            if chosen == Self.unsupportedProtocol { handle(.machine(.unsupportedProtocol(id: id))) }
+            // at all is accepted: Rails answers that way to a client that offers none it knows, and so does
+            // AnyCable; both then speak plain Action Cable.
+            if chosen == CableWireProtocol.unsupportedSentinel {
+                handle(.machine(.unsupportedProtocol(id: id)))
+            } else if chosen == CableWireProtocol.anyCableExtended.name, options.wireProtocol == .anyCableExtended {
+                core.withLock { $0.extendedAttempt = id }
+            }
         case .text:
             break  // handed to the receiver (`adapting`)
         case .closed(let info):
@@ -398,11 +423,27 @@ final class ClientEngine: Sendable {
             } else {
                 log.emit(LogEvent(level: .debug, name: "unknown_identifier", fields: []))
             }
-        case .ping, .unknown:
+        case .ping:
+            core.withLock { core in
+                // The extended protocol's pong lets the server tell a dead client (AnyCable's pong_timeout).
+                if core.machine.noteFrame(id: id, now: scheduler.now), core.extendedAttempt == id {
+                    _ = Self.sendOnLiveSession(CableProtocol.pong, in: core)
+                }
+            }
+        case .unknown:
             core.withLock { _ = $0.machine.noteFrame(id: id, now: scheduler.now) }
-        case .welcome:
+        case .welcome(let sessionID, let restored):
+            core.withLock { core in
+                guard core.machine.transportID == id else { return }
+                // Only an extended session can be restored later (AnyCable caches no plain session).
+                let extended = core.extendedAttempt == id
+                core.restoreSessionID = extended ? sessionID : nil
+                core.restoring = extended ? restored.map { (id, $0) } : nil
+            }
             handle(.machine(.welcome(id: id)))
         case .disconnect(let reason, let reconnect):
+            // A server disconnect ends the session: the next attempt starts a fresh one.
+            core.withLock { $0.restoreSessionID = nil }
             handle(.machine(.serverDisconnect(id: id, reason: reason, reconnect: reconnect)))
         case .confirm(let identifier), .reject(let identifier):
             let logs = core.withLock { core -> [LogEvent] in
@@ -489,6 +530,10 @@ final class ClientEngine: Sendable {
 
     func subscribesSent(identifier: String) -> Int {
         core.withLock { $0.registry.subscribesSent(identifier) }
+    }
+
+    func lastReconnect(identifier: String) -> SubscriptionReconnect? {
+        core.withLock { $0.registry[identifier]?.lastReconnect }
     }
 
     func perform(identifier: String, sink: UInt64, action: String, data: JSONValue) -> Bool {

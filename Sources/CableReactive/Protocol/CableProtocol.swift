@@ -13,7 +13,7 @@ package enum CableProtocol {
     ///    `.message`, whatever `type` says (AnyCable may tag data frames with a broadcast type).
     /// 3. `type` `"welcome"`, `"ping"`, `"disconnect"` → those cases (`disconnect`: see ``ServerFrame``).
     /// 4. An `identifier` that is present but not a string → `nil`.
-    /// 5. Any other object → `.unknown`. Unknown keys (`sid`, `stream_id`, `epoch`, `offset`) are ignored.
+    /// 5. Any other object → `.unknown`. Unknown keys (`stream_id`, `epoch`, `offset`, …) are ignored.
     ///
     /// - Returns: `nil` when the text is not valid JSON or not a JSON object.
     package static func decode(_ text: String) -> ServerFrame? {
@@ -79,6 +79,9 @@ package enum CableProtocol {
                 case "message": fields.message = try parser.parseValue()
                 case "reason": fields.reason = try parser.parseValue()
                 case "reconnect": fields.reconnect = try parser.parseValue()
+                case "sid": fields.sid = try parser.parseValue()
+                case "restored": fields.restored = try parser.parseValue()
+                case "restored_ids": fields.restoredIDs = try parser.parseValue()
                 default: _ = try parser.parseValue()
                 }
             }
@@ -96,6 +99,9 @@ package enum CableProtocol {
         var message: JSONValue?
         var reason: JSONValue?
         var reconnect: JSONValue?
+        var sid: JSONValue?
+        var restored: JSONValue?
+        var restoredIDs: JSONValue?
 
         var frame: ServerFrame? {
             let typeName = type?.stringValue
@@ -114,7 +120,9 @@ package enum CableProtocol {
             }
             switch typeName {
             case "welcome":
-                return .welcome
+                guard restored?.boolValue == true else { return .welcome(sessionID: sid?.stringValue, restored: nil) }
+                let identifiers = restoredIDs?.arrayValue.map { $0.compactMap(\.stringValue) }
+                return .welcome(sessionID: sid?.stringValue, restored: .init(identifiers: identifiers))
             case "ping":
                 return .ping
             case "disconnect":
@@ -142,6 +150,9 @@ package enum CableProtocol {
     package static func subscribe(identifier: String) -> String {
         command("subscribe", identifier: identifier)
     }
+
+    /// `{"command":"pong"}`: AnyCable's extended protocol answers each ping with it.
+    package static let pong = #"{"command":"pong"}"#
 
     /// `{"command":"unsubscribe","identifier":"…"}`.
     package static func unsubscribe(identifier: String) -> String {

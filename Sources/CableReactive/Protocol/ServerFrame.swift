@@ -1,7 +1,11 @@
 /// One server → client Action Cable frame, as ``CableProtocol/decode(_:)`` classifies it.
 package enum ServerFrame: Equatable, Sendable {
-    /// `{"type":"welcome"}`: the connection is usable; (re)subscribe now. Extra keys (`sid`, …) are ignored.
-    case welcome
+    /// `{"type":"welcome"}`: the connection is usable; (re)subscribe now. `sessionID` is AnyCable's `sid` (a
+    /// string, else `nil`); `restored` is set when the welcome says `"restored":true` (AnyCable's extended
+    /// protocol restored the session), with the `restored_ids` strings, or `nil` when that list is missing
+    /// or not an array (then every subscription of the previous session counts as restored, as the AnyCable
+    /// JS client takes it).
+    case welcome(sessionID: String?, restored: Restored?)
     /// `{"type":"ping","message":<ts>}`: liveness only; the timestamp is ignored.
     case ping
     /// `{"type":"confirm_subscription","identifier":"…"}`.
@@ -16,4 +20,14 @@ package enum ServerFrame: Equatable, Sendable {
     /// A JSON object that is none of the above (an unknown `type`, `{}`, an identifier without `message`,
     /// AnyCable's `confirm_history`, …). Log and ignore.
     case unknown
+
+    /// What a restoring welcome says was restored.
+    package struct Restored: Equatable, Sendable {
+        /// The identifiers of the restored subscriptions (`restored_ids`); `nil`: all of them.
+        package var identifiers: [String]?
+
+        package init(identifiers: [String]?) {
+            self.identifiers = identifiers
+        }
+    }
 }

@@ -34,12 +34,16 @@ struct SubscriptionRegistry<Attachment: Sendable>: Sendable {
         var rejectedOn: UInt64?
         var retries = 0
         var retryGeneration: UInt64 = 0
+        /// What the last reconnect did to it; `nil` until a session after its first confirmation started.
+        var lastReconnect: SubscriptionReconnect?
     }
 
     /// The subscribe re-send schedule (``CableOptions/subscribeRetryDelays``).
     let retryDelays: [TimeInterval]
     private(set) var entries: [String: Entry] = [:]
     private(set) var session: UInt64?
+    /// The session before the live one (or the last one, while none is live).
+    private(set) var previousSession: UInt64?
     private var nextSerial = 0
     /// The serial that the next ``add(_:attachment:random:)`` assigns.
     var nextSerialToAssign: Int { nextSerial + 1 }
@@ -86,18 +90,44 @@ struct SubscriptionRegistry<Attachment: Sendable>: Sendable {
         return (nextSerial, actions)
     }
 
-    /// A session was welcomed: every subscription goes out on it.
-    mutating func sessionStarted(_ id: UInt64, random: inout some RandomNumberGenerator) -> [Action] {
+    /// A session was welcomed: every subscription goes out on it, except those the server says it restored
+    /// (AnyCable's extended protocol: `restored` lists them, or with no list, every one). Only a subscription
+    /// confirmed on the previous session can be restored; any other is subscribed as usual.
+    mutating func sessionStarted(
+        _ id: UInt64, restored: ServerFrame.Restored? = nil, random: inout some RandomNumberGenerator
+    ) -> [Action] {
         session = id
+        let restoredIdentifiers = restored.map { $0.identifiers.map(Set.init) }
         var actions: [Action] = []
         for identifier in entries.keys.sorted(by: { (entries[$0]?.serial ?? 0) < (entries[$1]?.serial ?? 0) }) {
+            guard let entry = entries[identifier] else { continue }
+            let wasConfirmed = previousSession != nil && entry.confirmedOn == previousSession
+            if wasConfirmed, let restoredIdentifiers, restoredIdentifiers?.contains(identifier) ?? true {
+                restore(identifier, into: &actions)
+                continue
+            }
+            if entry.confirmations > 0 { entries[identifier]?.lastReconnect = .resubscribed }
             sendSubscribe(identifier, retry: 0, into: &actions, random: &random)
         }
         return actions
     }
 
+    /// The server kept `identifier`'s subscription across the reconnect: confirmed on the new session with no
+    /// `subscribe` (so ``subscribesSent(_:)`` is 0), and the confirmation count stays.
+    private mutating func restore(_ identifier: String, into actions: inout [Action]) {
+        guard var entry = entries[identifier] else { return }
+        entry.confirmedOn = session
+        entry.rejectedOn = nil
+        entry.lastReconnect = .restored
+        entry.state = .subscribed(confirmations: entry.confirmations)
+        entries[identifier] = entry
+        actions.append(.publish(identifier: identifier, entry.state))
+        actions.append(.log(LogEvent(level: .info, name: "restored", fields: [.subscription(entry.serial)])))
+    }
+
     /// The live session ended: confirmed subscriptions go back to pending; retries stop.
     mutating func sessionEnded() -> [Action] {
+        if session != nil { previousSession = session }
         session = nil
         var actions: [Action] = []
         for (identifier, entry) in entries {
@@ -169,11 +199,12 @@ struct SubscriptionRegistry<Attachment: Sendable>: Sendable {
         return actions
     }
 
-    /// Removes a subscription for good; sends `unsubscribe` only if `subscribe` went out on the live session.
+    /// Removes a subscription for good; sends `unsubscribe` only if the live session has it (`subscribe` went
+    /// out on it, or the server restored it).
     mutating func remove(_ identifier: String) -> [Action] {
         guard let entry = entries.removeValue(forKey: identifier) else { return [] }
         var actions: [Action] = [.cancelRetry(identifier: identifier)]
-        if let session, entry.sentOn == session {
+        if let session, entry.sentOn == session || entry.confirmedOn == session {
             actions.append(.send(subscribeCommand(identifier, unsubscribe: true)))
         }
         actions.append(.publish(identifier: entry.identifier, .unsubscribed))

@@ -1,0 +1,248 @@
+import CableReactive
+import CableTesting
+import Foundation
+import Signals
+import Testing
+
+/// AnyCable's extended protocol (`actioncable-v1-ext-json`): negotiation, pongs, and session recovery, on the
+/// fake transport and the manual clock (../shared/docs/ANYCABLE-EXT.md, rules 1.3, 9 and 10).
+@Suite("AnyCable extended protocol")
+struct ExtendedProtocolTests {
+    static let ext = CableWireProtocol.anyCableExtended.name
+    static let a = #"{"channel":"A"}"#
+    static let b = #"{"channel":"B"}"#
+
+    static func harness(_ wire: CableWireProtocol = .anyCableExtended) throws -> ClientHarness {
+        var options = CableOptions()
+        options.wireProtocol = wire
+        options.minReconnectDelay = 1
+        options.maxReconnectDelay = 1
+        return try ClientHarness(options: options)
+    }
+
+    /// Opens the newest connection with `subprotocol` and delivers `welcome`.
+    @discardableResult
+    static func welcome(
+        _ h: ClientHarness, subprotocol: String? = ext, _ welcome: String = #"{"type":"welcome","sid":"sid-1"}"#
+    ) throws -> FakeTransport.Connection {
+        let connection = try #require(h.fake.last)
+        connection.open(subprotocol: subprotocol)
+        connection.receive(welcome)
+        return connection
+    }
+
+    /// Drops the live connection and lets the backoff run out, so the next attempt has started.
+    static func reconnect(_ h: ClientHarness) throws -> FakeTransport.Connection {
+        let before = h.fake.connections.count
+        try #require(h.fake.last).fail()
+        h.scheduler.advance(by: 2)
+        #expect(h.fake.connections.count == before + 1)
+        return try #require(h.fake.last)
+    }
+
+    /// Two subscriptions, A and B, confirmed on an extended session with sid `sid-1`.
+    static func twoConfirmed(_ h: ClientHarness) throws -> (ChannelSubscription, ChannelSubscription) {
+        let roomA = try h.client.subscribe(["channel": "A"])
+        let roomB = try h.client.subscribe(["channel": "B"])
+        h.client.connect()
+        let connection = try welcome(h)
+        connection.receive(ClientHarness.confirm(a))
+        connection.receive(ClientHarness.confirm(b))
+        #expect(h.state(of: roomA) == .subscribed(confirmations: 1))
+        #expect(h.state(of: roomB) == .subscribed(confirmations: 1))
+        return (roomA, roomB)
+    }
+
+    static func subscribes(_ connection: FakeTransport.Connection) -> [String] {
+        connection.sent.filter { $0.contains(#""command":"subscribe""#) }
+    }
+
+    @Test("plain mode offers the protocol and the sentinel; extended mode offers the extended protocol alone")
+    func offers() throws {
+        let plain = try Self.harness(.actionCable)
+        plain.client.connect()
+        #expect(plain.fake.last?.protocols == ["actioncable-v1-json", "actioncable-unsupported"])
+        let extended = try Self.harness()
+        extended.client.connect()
+        #expect(extended.fake.last?.protocols == ["actioncable-v1-ext-json"])
+    }
+
+    @Test(
+        "every answer to the offer: only the extended protocol gets pongs and a restore id; the sentinel stops",
+        arguments: [
+            (CableWireProtocol.anyCableExtended, "actioncable-v1-ext-json", true),
+            (.anyCableExtended, nil, false),  // Rails knows none of the offer and answers with no protocol
+            (.anyCableExtended, "actioncable-v1-json", false),
+            (.actionCable, "actioncable-v1-json", false),
+            (.actionCable, nil, false),
+            (.actionCable, "actioncable-v1-ext-json", false),  // not offered: no extended behaviour
+        ] as [(CableWireProtocol, String?, Bool)])
+    func negotiation(wire: CableWireProtocol, answer: String?, extended: Bool) throws {
+        let h = try Self.harness(wire)
+        h.client.connect()
+        let connection = try Self.welcome(h, subprotocol: answer)
+        #expect(h.state == .connected)
+        connection.receive(#"{"type":"ping","message":1700000000}"#)
+        #expect(connection.sent.contains(#"{"command":"pong"}"#) == extended)
+        let next = try Self.reconnect(h)
+        #expect(next.request.value(forHeader: "X-AnyCable-Restore-SID") == (extended ? "sid-1" : nil))
+    }
+
+    @Test("a server that picks actioncable-unsupported, not offered in extended mode, still stops the client")
+    func sentinelStops() throws {
+        let h = try Self.harness()
+        h.client.connect()
+        try #require(h.fake.last).open(subprotocol: "actioncable-unsupported")
+        #expect(h.state == .stopped(reason: .unsupportedProtocol))
+    }
+
+    @Test("a restoring welcome keeps the listed subscriptions without a subscribe; the others are resubscribed")
+    func restoresListed() throws {
+        let h = try Self.harness()
+        let (roomA, roomB) = try Self.twoConfirmed(h)
+        #expect(roomA.lastReconnect == nil)
+        let next = try Self.reconnect(h)
+        #expect(h.state(of: roomA) == .pending)
+        #expect(next.request.value(forHeader: "X-AnyCable-Restore-SID") == "sid-1")
+        try Self.welcome(h, #"{"type":"welcome","sid":"sid-2","restored":true,"restored_ids":["{\"channel\":\"A\"}"]}"#)
+        #expect(Self.subscribes(next) == [#"{"command":"subscribe","identifier":"{\"channel\":\"B\"}"}"#])
+        #expect(h.state(of: roomA) == .subscribed(confirmations: 1))
+        #expect(roomA.lastReconnect == .restored && roomA.subscribesSent == 0)
+        #expect(roomA.perform("speak", ["body": "hi"]))
+        #expect(h.state(of: roomB) == .pending && roomB.lastReconnect == .resubscribed)
+        next.receive(ClientHarness.confirm(Self.b))
+        #expect(h.state(of: roomB) == .subscribed(confirmations: 2))
+        // the restored session's own sid is what the attempt after it presents
+        #expect(try Self.reconnect(h).request.value(forHeader: "X-AnyCable-Restore-SID") == "sid-2")
+    }
+
+    @Test("restored with no restored_ids restores every subscription of the previous session")
+    func restoresAllWithoutList() throws {
+        let h = try Self.harness()
+        let (roomA, roomB) = try Self.twoConfirmed(h)
+        let next = try Self.reconnect(h)
+        try Self.welcome(h, #"{"type":"welcome","sid":"sid-2","restored":true}"#)
+        #expect(Self.subscribes(next).isEmpty)
+        #expect(h.state(of: roomA) == .subscribed(confirmations: 1))
+        #expect(h.state(of: roomB) == .subscribed(confirmations: 1))
+        #expect(roomB.lastReconnect == .restored)
+    }
+
+    @Test("restored_ids in another JSON spelling still name our subscription")
+    func restoresOtherSpelling() throws {
+        let h = try Self.harness()
+        let (roomA, roomB) = try Self.twoConfirmed(h)
+        let next = try Self.reconnect(h)
+        try Self.welcome(h, #"{"type":"welcome","sid":"s","restored":true,"restored_ids":["{\"channel\": \"A\"}"]}"#)
+        #expect(Self.subscribes(next) == [#"{"command":"subscribe","identifier":"{\"channel\":\"B\"}"}"#])
+        #expect(roomA.lastReconnect == .restored && roomB.lastReconnect == .resubscribed)
+    }
+
+    @Test("a subscription made while disconnected is subscribed even when the welcome lists it")
+    func neverRestoresUnconfirmed() throws {
+        let h = try Self.harness()
+        let (roomA, _) = try Self.twoConfirmed(h)
+        try #require(h.fake.last).fail()
+        let late = try h.client.subscribe(["channel": "C"])
+        h.scheduler.advance(by: 2)
+        let next = try #require(h.fake.last)
+        try Self.welcome(
+            h,
+            #"{"type":"welcome","sid":"s","restored":true,"restored_ids":["{\"channel\":\"A\"}","{\"channel\":\"C\"}"]}"#
+        )
+        #expect(Self.subscribes(next).contains { $0.contains(#"\"C\""#) })
+        #expect(h.state(of: late) == .pending && late.lastReconnect == nil)
+        #expect(roomA.lastReconnect == .restored)
+    }
+
+    @Test("a welcome that restored nothing resubscribes everything")
+    func notRestored() throws {
+        let h = try Self.harness()
+        let (roomA, roomB) = try Self.twoConfirmed(h)
+        let next = try Self.reconnect(h)
+        try Self.welcome(h, #"{"type":"welcome","sid":"sid-2"}"#)
+        #expect(Self.subscribes(next).count == 2)
+        #expect(roomA.lastReconnect == .resubscribed && roomB.lastReconnect == .resubscribed)
+    }
+
+    @Test("a server disconnect, an unauthorized answer and the app's disconnect() forget the session id")
+    func forgetsSessionID() throws {
+        let h = try Self.harness()
+        h.client.connect()
+        try Self.welcome(h).receive(#"{"type":"disconnect","reason":"server_restart","reconnect":true}"#)
+        h.scheduler.advance(by: 2)
+        #expect(h.fake.last?.request.value(forHeader: "X-AnyCable-Restore-SID") == nil)
+
+        try Self.welcome(h)
+        h.client.disconnect()
+        h.client.connect()
+        #expect(h.fake.last?.request.value(forHeader: "X-AnyCable-Restore-SID") == nil)
+
+        try Self.welcome(h)
+        try #require(h.fake.last).fail()
+        h.scheduler.advance(by: 2)
+        #expect(h.fake.last?.request.value(forHeader: "X-AnyCable-Restore-SID") == "sid-1")
+        try #require(h.fake.last).fail(WebSocketError(.upgradeRejected(status: 401)))  // the upgrade is refused
+        #expect(h.state == .stopped(reason: .unauthorized(serverReason: nil)))  // no onUnauthorized to refresh
+        h.client.connect()
+        #expect(h.fake.last?.request.value(forHeader: "X-AnyCable-Restore-SID") == nil)
+    }
+
+    @Test("onRequest sees the restore header and may remove it (another user logged in)")
+    func appMayDropRestore() async throws {
+        var options = CableOptions()
+        options.wireProtocol = .anyCableExtended
+        let seen = Locked<[String?]>([])
+        let h = try ClientHarness(options: options) { request in
+            seen.withLock { $0.append(request.value(forHeader: "x-anycable-restore-sid")) }
+            request.removeHeader("X-AnyCable-Restore-SID")
+        }
+        h.client.connect()
+        #expect(await h.eventually { h.fake.last != nil })
+        try Self.welcome(h)
+        try #require(h.fake.last).fail()
+        h.scheduler.advance(by: 2)
+        #expect(await h.eventually { h.fake.connections.count == 2 })
+        #expect(seen.withLock { $0 } == [nil, "sid-1"])
+        #expect(h.fake.last?.request.value(forHeader: "X-AnyCable-Restore-SID") == nil)
+    }
+
+    @Test("unsubscribing a restored subscription tells the server, which still has it")
+    func unsubscribeRestored() throws {
+        let h = try Self.harness()
+        let (roomA, _) = try Self.twoConfirmed(h)
+        let next = try Self.reconnect(h)
+        try Self.welcome(h, #"{"type":"welcome","sid":"s","restored":true}"#)
+        roomA.unsubscribe()
+        #expect(next.sent.contains(#"{"command":"unsubscribe","identifier":"{\"channel\":\"A\"}"}"#))
+    }
+
+    @Test("the session id is never logged")
+    func sessionIDNotLogged() throws {
+        let lines = Locked<[String]>([])
+        var options = CableOptions()
+        options.wireProtocol = .anyCableExtended
+        let fake = FakeTransport()
+        let scheduler = ManualScheduler()
+        let client = try ActionCableClient(
+            url: ClientHarness.url, options: options, transport: fake, scheduler: scheduler,
+            logger: CableLogger(minimumLevel: .debug) { _, line in lines.withLock { $0.append(line) } })
+        let room = try client.subscribe(["channel": "A"])
+        client.connect()
+        let connection = try #require(fake.last)
+        connection.open(subprotocol: Self.ext)
+        connection.receive(#"{"type":"welcome","sid":"SECRET-SID-1"}"#)
+        connection.receive(ClientHarness.confirm(Self.a))
+        connection.fail()
+        scheduler.advance(by: 5)
+        let next = try #require(fake.last)
+        next.open(subprotocol: Self.ext)
+        next.receive(#"{"type":"welcome","sid":"SECRET-SID-2","restored":true}"#)
+        scheduler.flush()
+        let logged = lines.withLock { $0 }
+        #expect(logged.contains { $0.contains("restored") })
+        #expect(!logged.contains { $0.contains("SECRET-SID") })
+        #expect(room.lastReconnect == .restored)
+        client.close()
+    }
+}
