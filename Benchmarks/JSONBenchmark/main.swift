@@ -52,7 +52,7 @@ report(
     "CableProtocol.decode",
     nanosecondsPerIteration {
         for _ in 0..<iterations {
-            if case .message(_, let message) = CableProtocol.decode(frame) { consume(message["seq"]?.intValue ?? 0) }
+            if case .message(_, let message, _) = CableProtocol.decode(frame) { consume(message["seq"]?.intValue ?? 0) }
         }
     }
 )

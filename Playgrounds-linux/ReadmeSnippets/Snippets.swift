@@ -159,12 +159,10 @@ func anyCableExample(url: URL, reload: @escaping @Sendable () -> Void) throws ->
     options.wireProtocol = .anyCableExtended  // plain Action Cable against Rails, which does not know it
     let client = try ActionCableClient(url: url, options: options)
     let room = try client.subscribe(["channel": "ChatChannel", "room": "lobby"])
-    let watch = room.state.observe { state in
-        guard case .subscribed = state, let reconnect = room.lastReconnect else { return }
-        // .restored: AnyCable kept the subscription (no subscribe was sent); .resubscribed: a new one.
-        // Either way, what was broadcast while the client was away is not replayed yet: reload.
-        print("back after a reconnect:", reconnect)
-        reload()
+    let watch = room.lastReconnect.observe { reconnect in
+        // .recovering, then .recovered: AnyCable replayed what was missed, in order; nothing to do.
+        // .resubscribed, .restored with nothing to replay from, or .historyRejected: reload.
+        if let reconnect, reconnect.mayHaveMissedMessages { reload() }
     }
     client.connect()
     // snippet:end

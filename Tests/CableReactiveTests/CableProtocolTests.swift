@@ -66,8 +66,22 @@ struct CableProtocolDecodingTests {
         ),
         (
             #"{"identifier":"\#(chat)","message":{"t":1},"stream_id":"chat_42","epoch":"x123","offset":32}"#,
-            .message(identifier: chatID, message: ["t": 1])
+            .message(
+                identifier: chatID, message: ["t": 1],
+                position: StreamPosition(stream: "chat_42", epoch: "x123", offset: 32))
         ),
+        (  // a position needs all three, with the right types
+            #"{"identifier":"\#(chat)","message":1,"stream_id":"s","epoch":"e","offset":"3"}"#,
+            .message(identifier: chatID, message: 1)
+        ),
+        (
+            #"{"identifier":"\#(chat)","message":1,"stream_id":"s","offset":3}"#,
+            .message(identifier: chatID, message: 1)
+        ),
+        (#"{"identifier":"\#(chat)","type":"confirm_history"}"#, .historyConfirmed(identifier: chatID)),
+        (#"{"identifier":"\#(chat)","type":"reject_history"}"#, .historyRejected(identifier: chatID)),
+        (#"{"identifier":"\#(chat)","type":"confirm_history","message":1}"#, .historyConfirmed(identifier: chatID)),
+        (#"{"identifier":7,"type":"reject_history"}"#, nil),
         (#"{"identifier":"\#(chat)","message":"m","type":"update"}"#, .message(identifier: chatID, message: "m")),
         (#"{"type":"ping","identifier":"\#(chat)","message":1}"#, .message(identifier: chatID, message: 1)),
         (
@@ -78,7 +92,6 @@ struct CableProtocolDecodingTests {
         // unknown
         (#"{}"#, .unknown),
         (#"{"type":"pong"}"#, .unknown),
-        (#"{"type":"confirm_history","identifier":"\#(chat)"}"#, .unknown),
         (#"{"identifier":"\#(chat)"}"#, .unknown),
         (#"{"type":"Welcome"}"#, .unknown),
         (#"{"type":null}"#, .unknown),

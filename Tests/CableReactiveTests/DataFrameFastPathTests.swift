@@ -7,11 +7,11 @@ import Testing
 /// JSON token) and `RouteTable` (subscriptions by that token). They must never disagree with the full decode.
 @Suite("Data frame fast path")
 struct DataFrameFastPathTests {
-    static func fast(_ text: String) -> (token: String, message: JSONValue)? {
+    static func fast(_ text: String) -> (token: String, message: JSONValue, position: StreamPosition?)? {
         let bytes = Array(text.utf8)
         return bytes.withUnsafeBufferPointer { buffer in
             CableProtocol.decodeDataFrame(validatedUTF8: buffer).map { result in
-                (String(decoding: buffer[result.identifier], as: UTF8.self), result.message)
+                (String(decoding: buffer[result.identifier], as: UTF8.self), result.message, result.position)
             }
         }
     }
@@ -72,7 +72,8 @@ struct DataFrameFastPathTests {
                 #expect(decoded == nil, "\(text)")
                 continue
             }
-            #expect(decoded == .message(identifier: unescaped, message: fast.message), "\(text)")
+            #expect(
+                decoded == .message(identifier: unescaped, message: fast.message, position: fast.position), "\(text)")
         }
         #expect(taken > 1_000)
     }

@@ -35,6 +35,18 @@ public final class ChannelSubscription: Sendable {
     public let state: StateValue<SubscriptionState>
     /// This handle's messages, untyped.
     public let messages: CableMessages<JSONValue>
+    /// What the last reconnect did to this subscription: ``SubscriptionReconnect/resubscribed`` (a new server
+    /// subscription: reload), ``SubscriptionReconnect/restored`` (AnyCable restored it and is replaying what
+    /// was missed), ``SubscriptionReconnect/recovered`` (the replay is complete: nothing was missed) or
+    /// ``SubscriptionReconnect/historyRejected`` (AnyCable could not replay: reload). `nil` until the first
+    /// reconnect after the first confirmation. Changes arrive on the client's callback queue.
+    ///
+    /// ```swift
+    /// let watch = room.lastReconnect.observe { reconnect in
+    ///     if let reconnect, reconnect.mayHaveMissedMessages { reload() }
+    /// }
+    /// ```
+    public let lastReconnect: StateValue<SubscriptionReconnect?>
 
     let lease: SubscriptionLease
     var serial: Int { lease.serial }
@@ -43,6 +55,7 @@ public final class ChannelSubscription: Sendable {
         identifier = lease.identifier
         self.lease = lease
         state = sink.state.view(keeping: lease)
+        lastReconnect = sink.reconnect.view(keeping: lease)
         messages = CableMessages(stream: sink.messages.readOnly, lease: lease) { $0 }
     }
 
@@ -86,12 +99,6 @@ public final class ChannelSubscription: Sendable {
     /// server that is not answering this channel. 0 also for a subscription AnyCable restored (see
     /// ``lastReconnect``): none was needed.
     public var subscribesSent: Int { lease.engine?.subscribesSent(identifier: identifier) ?? 0 }
-
-    /// What the last reconnect did to this subscription: ``SubscriptionReconnect/resubscribed`` (a new server
-    /// subscription: refetch), or ``SubscriptionReconnect/restored`` (AnyCable restored the session,
-    /// ``CableWireProtocol/anyCableExtended``). `nil` until the first reconnect after its first confirmation.
-    /// Read live from the client (thread-safe); it is set before the state change it explains is published.
-    public var lastReconnect: SubscriptionReconnect? { lease.engine?.lastReconnect(identifier: identifier) }
 
     /// Sends `action` with `data` to the channel.
     ///
@@ -185,11 +192,13 @@ final class HandleSink: Sendable {
     let id: UInt64
     let messages: MutableEventStream<JSONValue>
     let state: MutableStateValue<SubscriptionState>
+    let reconnect: MutableStateValue<SubscriptionReconnect?>
 
-    init(id: UInt64, bufferSize: Int, state: SubscriptionState) {
+    init(id: UInt64, bufferSize: Int, state: SubscriptionState, reconnect: SubscriptionReconnect? = nil) {
         self.id = id
         messages = MutableEventStream(holdingUpTo: bufferSize)
         self.state = MutableStateValue(state)
+        self.reconnect = MutableStateValue(reconnect)
     }
 
     /// Ends the handle: its messages finish and its state becomes unsubscribed (on `callbacks`).
@@ -216,20 +225,34 @@ final class SubscriptionBox: Sendable {
     let handOverThreshold: Int
     /// The handles, in the order they subscribed.
     let sinks: [HandleSink]
+    /// The subscription's stream positions (AnyCable), kept by every box that replaces this one.
+    let cursor: StreamCursor
 
-    init(serial: Int, identifier: String, bufferSize: Int, log: LogContext, sinks: [HandleSink] = []) {
+    init(
+        serial: Int, identifier: String, bufferSize: Int, log: LogContext, sinks: [HandleSink] = [],
+        cursor: StreamCursor? = nil
+    ) {
         self.serial = serial
         self.identifier = identifier
         self.bufferSize = bufferSize
         self.log = log
         self.sinks = sinks
+        self.cursor = cursor ?? StreamCursor(holdLimit: bufferSize)
         handOverThreshold = max(1, bufferSize / 2)
     }
 
     /// This box with `sink` added.
     func adding(_ sink: HandleSink) -> SubscriptionBox {
         SubscriptionBox(
-            serial: serial, identifier: identifier, bufferSize: bufferSize, log: log, sinks: sinks + [sink])
+            serial: serial, identifier: identifier, bufferSize: bufferSize, log: log, sinks: sinks + [sink],
+            cursor: cursor)
+    }
+
+    /// Stages `message` for the handles, through the stream sequencer when it carries a position: a repeat
+    /// is dropped, and a message past a gap waits while a history replay is awaited.
+    func stage(_ message: JSONValue, at position: StreamPosition?, in batch: DeliveryBatch) {
+        guard let position else { return batch.stage(message, for: self) }
+        for ready in cursor.sequencer.withLock({ $0.accept(message, at: position) }) { batch.stage(ready, for: self) }
     }
 
     /// This box without the handle `id`, and that handle; nil if it is not (or no longer) here.
@@ -238,7 +261,7 @@ final class SubscriptionBox: Sendable {
         var rest = sinks
         let removed = rest.remove(at: index)
         let box = SubscriptionBox(
-            serial: serial, identifier: identifier, bufferSize: bufferSize, log: log, sinks: rest)
+            serial: serial, identifier: identifier, bufferSize: bufferSize, log: log, sinks: rest, cursor: cursor)
         return (box, removed)
     }
 

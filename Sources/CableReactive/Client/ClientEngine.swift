@@ -228,9 +228,21 @@ final class ClientEngine: Sendable {
                     })
             }
             core.restoring = nil
-            let actions = core.registry.sessionStarted(id, restored: restored, random: &core.random)
+            // On an extended session, a subscription that has seen stream positions asks for a replay.
+            var replayable: Set<String> = []
+            if core.extendedAttempt == id {
+                for (identifier, entry) in core.registry.entries
+                where entry.attachment.box.cursor.sequencer.withLock({ !$0.marks.isEmpty }) {
+                    replayable.insert(identifier)
+                }
+            }
+            let actions = core.registry.sessionStarted(
+                id, restored: restored, replayable: replayable, random: &core.random)
             for action in actions { execute(action, in: &core) }
         case .sessionEnded:
+            for entry in core.registry.entries.values {
+                entry.attachment.box.cursor.sequencer.withLock { $0.sessionEnded() }
+            }
             for action in core.registry.sessionEnded() { execute(action, in: &core) }
         case .publish(let state):
             let value = stateValue
@@ -261,6 +273,20 @@ final class ClientEngine: Sendable {
             callbacks.run {
                 for sink in sinks { sink.state.value = state }
             }
+        case .publishReconnect(let identifier, let outcome):
+            guard let sinks = core.registry[identifier]?.attachment.box.sinks else { return }
+            callbacks.run {
+                for sink in sinks { sink.reconnect.value = outcome }
+            }
+        case .requestHistory(let identifier):
+            guard let box = core.registry[identifier]?.attachment.box else { return }
+            let positions = box.cursor.sequencer.withLock { sequencer in
+                sequencer.historyRequested()
+                return sequencer.marks.map {
+                    StreamPosition(stream: $0.key, epoch: $0.value.epoch, offset: $0.value.offset)
+                }
+            }
+            Self.sendOnLiveSession(CableProtocol.history(identifier: identifier, since: positions), in: core)
         case .scheduleRetry(let identifier, let generation, let delay):
             let timer = scheduler.schedule(after: delay) { [weak self] in
                 self?.handle(.retryFired(identifier: identifier, generation: generation))
@@ -375,7 +401,9 @@ final class ClientEngine: Sendable {
     private static func routeDataFrame(
         utf8: UnsafeBufferPointer<UInt8>, id: UInt64, batch: DeliveryBatch, core: Locked<Core>
     ) -> Bool {
-        guard let (range, message) = CableProtocol.decodeDataFrame(validatedUTF8: utf8) else { return false }
+        guard let (range, message, position) = CableProtocol.decodeDataFrame(validatedUTF8: utf8) else {
+            return false
+        }
         let token = UnsafeBufferPointer(rebasing: utf8[range])
         // The arrival time is noted once per read, at its end (noteFrames), not per message.
         let route = core.withLock { core -> TokenRoute in
@@ -385,7 +413,7 @@ final class ClientEngine: Sendable {
         switch route {
         case .found(let box):
             batch.routedFrames = true
-            batch.stage(message, for: box)
+            box.stage(message, at: position, in: batch)
             return true
         case .notLive:
             return true
@@ -413,13 +441,13 @@ final class ClientEngine: Sendable {
             return
         }
         switch frame {
-        case .message(let identifier, let message):
+        case .message(let identifier, let message, let position):
             let box = core.withLock { core -> SubscriptionBox? in
                 guard core.machine.noteFrame(id: id, now: scheduler.now) else { return nil }
                 return core.routes.resolve(identifier)
             }
             if let box {
-                batch.stage(message, for: box)
+                box.stage(message, at: position, in: batch)
             } else {
                 log.emit(LogEvent(level: .debug, name: "unknown_identifier", fields: []))
             }
@@ -432,6 +460,23 @@ final class ClientEngine: Sendable {
             }
         case .unknown:
             core.withLock { _ = $0.machine.noteFrame(id: id, now: scheduler.now) }
+        case .historyConfirmed(let identifier), .historyRejected(let identifier):
+            let confirmed = frame == .historyConfirmed(identifier: identifier)
+            let (box, logs) = core.withLock { core -> (SubscriptionBox?, [LogEvent]) in
+                guard core.machine.noteFrame(id: id, now: scheduler.now),
+                    let box = core.routes.resolve(identifier)
+                else { return (nil, []) }
+                for action in core.registry.historyEnded(box.identifier, confirmed: confirmed) {
+                    execute(action, in: &core)
+                }
+                defer { core.logs.removeAll() }
+                return (box, core.logs)
+            }
+            emit(logs)
+            // What waited for the replay goes out after it, in stream order.
+            if let box {
+                for message in box.cursor.sequencer.withLock({ $0.historyEnded() }) { batch.stage(message, for: box) }
+            }
         case .welcome(let sessionID, let restored):
             core.withLock { core in
                 guard core.machine.transportID == id else { return }
@@ -477,7 +522,9 @@ final class ClientEngine: Sendable {
             core.nextSinkID += 1
             if let entry = core.registry[identifier] {
                 let box = entry.attachment.box
-                let sink = HandleSink(id: core.nextSinkID, bufferSize: box.bufferSize, state: entry.state)
+                let sink = HandleSink(
+                    id: core.nextSinkID, bufferSize: box.bufferSize, state: entry.state,
+                    reconnect: entry.lastReconnect)
                 Self.replace(box, with: box.adding(sink), in: &core)
                 return (box, sink)
             }
@@ -530,10 +577,6 @@ final class ClientEngine: Sendable {
 
     func subscribesSent(identifier: String) -> Int {
         core.withLock { $0.registry.subscribesSent(identifier) }
-    }
-
-    func lastReconnect(identifier: String) -> SubscriptionReconnect? {
-        core.withLock { $0.registry[identifier]?.lastReconnect }
     }
 
     func perform(identifier: String, sink: UInt64, action: String, data: JSONValue) -> Bool {

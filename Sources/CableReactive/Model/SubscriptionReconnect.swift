@@ -1,32 +1,48 @@
-/// What the last reconnect did to a subscription: subscribed it again, or found it restored by the server.
-///
-/// Read it from ``ChannelSubscription/lastReconnect`` when the subscription's state becomes
-/// ``SubscriptionState/subscribed(confirmations:)`` again:
+/// What the last reconnect did to a subscription, from ``ChannelSubscription/lastReconnect``: whether
+/// messages broadcast while the client was away may be missing.
 ///
 /// ```swift
-/// room.state.observe { state in
-///     guard case .subscribed = state, let reconnect = room.lastReconnect else { return }
-///     if reconnect == .resubscribed { reloadHistory() }  // messages sent while we were away are lost
+/// let watch = room.lastReconnect.observe { reconnect in
+///     if let reconnect, reconnect.mayHaveMissedMessages { reloadHistory() }
 /// }
 /// ```
 ///
-/// New values may be added in later versions (stream history will add seamless ones), so a `switch` over
-/// them needs a `default`.
+/// | value | what happened | missed messages |
+/// |---|---|---|
+/// | ``resubscribed`` | a new server subscription (plain Action Cable, or nothing to replay from) | lost: reload |
+/// | ``restored`` | AnyCable restored the subscription, but it has seen no stream positions to replay from | lost: reload |
+/// | ``recovering`` | AnyCable is replaying what was missed (restored or resubscribed) | wait for the next value |
+/// | ``recovered`` | AnyCable replayed every stream since the last message seen: each message once, in order | none |
+/// | ``historyRejected`` | AnyCable could not replay (its history expired, or its epoch changed) | lost: reload |
+///
+/// Only ``CableWireProtocol/anyCableExtended`` sessions restore and replay; a subscription replays when it
+/// has seen messages with stream positions (AnyCable with its broker on). New values may be added in later
+/// versions, so a `switch` over them needs a `default`.
 public struct SubscriptionReconnect: Sendable, Hashable, CustomStringConvertible {
     private let name: String
 
     private init(_ name: String) { self.name = name }
 
-    /// The client sent `subscribe` again and the server confirmed it: a new server subscription. Whatever was
-    /// broadcast while the client was away is lost; refetch what the app shows. Also the count in
-    /// ``SubscriptionState/subscribed(confirmations:)`` went up.
+    /// The client sent `subscribe` again: a new server subscription (the count in
+    /// ``SubscriptionState/subscribed(confirmations:)`` goes up once the server confirms it), and nothing to
+    /// replay from. Whatever was broadcast while the client was away is lost.
     public static let resubscribed = SubscriptionReconnect("resubscribed")
-    /// AnyCable restored the session with this subscription (``CableWireProtocol/anyCableExtended``): no
-    /// `subscribe` was sent and the count of confirmations stayed. The server kept the subscription's state,
-    /// but broadcasts sent while the client was away are not replayed (that takes AnyCable's stream history,
-    /// which this client does not request yet): refetch unless nothing can have been sent.
+    /// AnyCable restored the session with this subscription: no `subscribe` was sent and the count of
+    /// confirmations stayed, but the subscription has seen no stream positions, so nothing is replayed.
     public static let restored = SubscriptionReconnect("restored")
+    /// A replay of each stream since the last message seen was requested; ``recovered`` or
+    /// ``historyRejected`` follows. Live messages past a gap wait for it, so the order holds.
+    public static let recovering = SubscriptionReconnect("recovering")
+    /// AnyCable confirmed the replay: the missed messages were delivered, each once and in stream order.
+    public static let recovered = SubscriptionReconnect("recovered")
+    /// AnyCable rejected the replay (its history no longer reaches back that far, or its epoch changed):
+    /// what was broadcast while the client was away is lost.
+    public static let historyRejected = SubscriptionReconnect("history_rejected")
 
-    /// `resubscribed` or `restored`.
+    /// Whether messages broadcast while the client was away may be missing: ``resubscribed``, ``restored``
+    /// and ``historyRejected``. `false` for ``recovered``, and for ``recovering``, whose outcome follows.
+    public var mayHaveMissedMessages: Bool { self == .resubscribed || self == .restored || self == .historyRejected }
+
+    /// `resubscribed`, `restored`, `recovering`, `recovered` or `history_rejected`.
     public var description: String { name }
 }

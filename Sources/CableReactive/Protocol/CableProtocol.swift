@@ -27,11 +27,14 @@ package enum CableProtocol {
     /// or when the identifier token is malformed; ``decode(validatedUTF8:)`` then classifies the frame.
     package static func decodeDataFrame(
         validatedUTF8 bytes: UnsafeBufferPointer<UInt8>
-    ) -> (identifier: Range<Int>, message: JSONValue)? {
+    ) -> (identifier: Range<Int>, message: JSONValue, position: StreamPosition?)? {
         var parser = JSONParser(bytes: bytes, validatesUTF8: false)
         var identifier: Range<Int>?
         var message: JSONValue?
         var type: JSONValue?
+        var stream: JSONValue?
+        var epoch: JSONValue?
+        var offset: JSONValue?
         do {
             let isObject = try parser.parseTopLevelObject { key, parser throws(JSONParseError) in
                 switch key {
@@ -44,6 +47,9 @@ package enum CableProtocol {
                     }
                 case "message": message = try parser.parseValue()
                 case "type": type = try parser.parseValue()
+                case "stream_id": stream = try parser.parseValue()
+                case "epoch": epoch = try parser.parseValue()
+                case "offset": offset = try parser.parseValue()
                 default: _ = try parser.parseValue()
                 }
             }
@@ -51,11 +57,9 @@ package enum CableProtocol {
         } catch {
             return nil
         }
-        if let type = type?.stringValue, type == "confirm_subscription" || type == "reject_subscription" {
-            return nil
-        }
+        if let type = type?.stringValue, Self.typesWithIdentifier.contains(type) { return nil }
         guard let identifier, let message else { return nil }
-        return (identifier, message)
+        return (identifier, message, StreamPosition(stream: stream, epoch: epoch, offset: offset))
     }
 
     /// Decodes a frame given as UTF-8 bytes that the caller has validated; same rules as ``decode(_:)``.
@@ -80,6 +84,9 @@ package enum CableProtocol {
                 case "reason": fields.reason = try parser.parseValue()
                 case "reconnect": fields.reconnect = try parser.parseValue()
                 case "sid": fields.sid = try parser.parseValue()
+                case "stream_id": fields.stream = try parser.parseValue()
+                case "epoch": fields.epoch = try parser.parseValue()
+                case "offset": fields.offset = try parser.parseValue()
                 case "restored": fields.restored = try parser.parseValue()
                 case "restored_ids": fields.restoredIDs = try parser.parseValue()
                 default: _ = try parser.parseValue()
@@ -102,6 +109,9 @@ package enum CableProtocol {
         var sid: JSONValue?
         var restored: JSONValue?
         var restoredIDs: JSONValue?
+        var stream: JSONValue?
+        var epoch: JSONValue?
+        var offset: JSONValue?
 
         var frame: ServerFrame? {
             let typeName = type?.stringValue
@@ -112,11 +122,18 @@ package enum CableProtocol {
             case "reject_subscription":
                 guard let identifier = identifier?.stringValue else { return nil }
                 return .reject(identifier: identifier)
+            case "confirm_history":
+                guard let identifier = identifier?.stringValue else { return nil }
+                return .historyConfirmed(identifier: identifier)
+            case "reject_history":
+                guard let identifier = identifier?.stringValue else { return nil }
+                return .historyRejected(identifier: identifier)
             default:
                 break
             }
             if let identifier = identifier?.stringValue, let message {
-                return .message(identifier: identifier, message: message)
+                let position = StreamPosition(stream: stream, epoch: epoch, offset: offset)
+                return .message(identifier: identifier, message: message, position: position)
             }
             switch typeName {
             case "welcome":
@@ -149,6 +166,24 @@ package enum CableProtocol {
     ///     // {"command":"subscribe","identifier":"{\"channel\":\"ChatChannel\"}"}
     package static func subscribe(identifier: String) -> String {
         command("subscribe", identifier: identifier)
+    }
+
+    /// The `type`s whose frames carry an `identifier` but are not data frames, whatever else they hold.
+    private static let typesWithIdentifier: Set<String> = [
+        "confirm_subscription", "reject_subscription", "confirm_history", "reject_history",
+    ]
+
+    /// `{"command":"history","history":{"streams":{"<stream>":{"epoch":"…","offset":N}}},"identifier":"…"}`:
+    /// asks AnyCable to replay each stream after the position given.
+    package static func history(identifier: String, since positions: [StreamPosition]) -> String {
+        var streams: [String: JSONValue] = [:]
+        for position in positions {
+            streams[position.stream] = ["epoch": .string(position.epoch), "offset": .int(position.offset)]
+        }
+        let command: JSONValue = [
+            "command": "history", "identifier": .string(identifier), "history": ["streams": .object(streams)],
+        ]
+        return (try? command.jsonText()) ?? ""  // strings and integers only: it cannot fail
     }
 
     /// `{"command":"pong"}`: AnyCable's extended protocol answers each ping with it.

@@ -16,9 +16,15 @@ package enum ServerFrame: Equatable, Sendable {
     /// (`nil` when missing or of another type, e.g. `"true"`: the caller picks the default).
     case disconnect(reason: String?, reconnect: Bool?)
     /// A data frame: a string `identifier` plus a `message` member holding any JSON value (incl. `null`).
-    case message(identifier: String, message: JSONValue)
-    /// A JSON object that is none of the above (an unknown `type`, `{}`, an identifier without `message`,
-    /// AnyCable's `confirm_history`, …). Log and ignore.
+    /// `position` is AnyCable's stream position (`stream_id`, `epoch`, `offset`) when the frame carries all
+    /// three with the right types, else `nil`.
+    case message(identifier: String, message: JSONValue, position: StreamPosition? = nil)
+    /// AnyCable's `{"type":"confirm_history","identifier":"…"}`: the history replay for it is complete.
+    case historyConfirmed(identifier: String)
+    /// AnyCable's `{"type":"reject_history","identifier":"…"}`: the server cannot replay what was missed.
+    case historyRejected(identifier: String)
+    /// A JSON object that is none of the above (an unknown `type`, `{}`, an identifier without `message`, …).
+    /// Log and ignore.
     case unknown
 
     /// What a restoring welcome says was restored.

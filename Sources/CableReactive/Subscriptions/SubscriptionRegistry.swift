@@ -8,6 +8,10 @@
 enum SubscriptionAction: Sendable, Equatable {
     case send(String)
     case publish(identifier: String, SubscriptionState)
+    /// Publish what the last reconnect did to the subscription.
+    case publishReconnect(identifier: String, SubscriptionReconnect)
+    /// Ask the server to replay the subscription's streams since their last positions (AnyCable `history`).
+    case requestHistory(identifier: String)
     case scheduleRetry(identifier: String, generation: UInt64, after: TimeInterval)
     case cancelRetry(identifier: String)
     case log(LogEvent)
@@ -36,6 +40,8 @@ struct SubscriptionRegistry<Attachment: Sendable>: Sendable {
         var retryGeneration: UInt64 = 0
         /// What the last reconnect did to it; `nil` until a session after its first confirmation started.
         var lastReconnect: SubscriptionReconnect?
+        /// Whether the replay is to be requested once the server confirms the new subscription.
+        var replayOnConfirm = false
     }
 
     /// The subscribe re-send schedule (``CableOptions/subscribeRetryDelays``).
@@ -92,21 +98,26 @@ struct SubscriptionRegistry<Attachment: Sendable>: Sendable {
 
     /// A session was welcomed: every subscription goes out on it, except those the server says it restored
     /// (AnyCable's extended protocol: `restored` lists them, or with no list, every one). Only a subscription
-    /// confirmed on the previous session can be restored; any other is subscribed as usual.
+    /// confirmed on the previous session can be restored; any other is subscribed as usual. The subscriptions
+    /// in `replayable` (those with stream positions, on a session that can replay) ask for a replay: at once
+    /// when restored, after the confirmation when subscribed again.
     mutating func sessionStarted(
-        _ id: UInt64, restored: ServerFrame.Restored? = nil, random: inout some RandomNumberGenerator
+        _ id: UInt64, restored: ServerFrame.Restored? = nil, replayable: Set<String> = [],
+        random: inout some RandomNumberGenerator
     ) -> [Action] {
         session = id
         let restoredIdentifiers = restored.map { $0.identifiers.map(Set.init) }
         var actions: [Action] = []
         for identifier in entries.keys.sorted(by: { (entries[$0]?.serial ?? 0) < (entries[$1]?.serial ?? 0) }) {
             guard let entry = entries[identifier] else { continue }
+            let replays = replayable.contains(identifier)
             let wasConfirmed = previousSession != nil && entry.confirmedOn == previousSession
             if wasConfirmed, let restoredIdentifiers, restoredIdentifiers?.contains(identifier) ?? true {
-                restore(identifier, into: &actions)
+                restore(identifier, replays: replays, into: &actions)
                 continue
             }
-            if entry.confirmations > 0 { entries[identifier]?.lastReconnect = .resubscribed }
+            entries[identifier]?.replayOnConfirm = replays
+            if entry.confirmations > 0 { reconnected(identifier, replays ? .recovering : .resubscribed, &actions) }
             sendSubscribe(identifier, retry: 0, into: &actions, random: &random)
         }
         return actions
@@ -114,15 +125,38 @@ struct SubscriptionRegistry<Attachment: Sendable>: Sendable {
 
     /// The server kept `identifier`'s subscription across the reconnect: confirmed on the new session with no
     /// `subscribe` (so ``subscribesSent(_:)`` is 0), and the confirmation count stays.
-    private mutating func restore(_ identifier: String, into actions: inout [Action]) {
+    private mutating func restore(_ identifier: String, replays: Bool, into actions: inout [Action]) {
         guard var entry = entries[identifier] else { return }
         entry.confirmedOn = session
         entry.rejectedOn = nil
-        entry.lastReconnect = .restored
+        entry.replayOnConfirm = false
         entry.state = .subscribed(confirmations: entry.confirmations)
         entries[identifier] = entry
-        actions.append(.publish(identifier: identifier, entry.state))
         actions.append(.log(LogEvent(level: .info, name: "restored", fields: [.subscription(entry.serial)])))
+        // The outcome first: an app that looks at it when the state changes sees this reconnect's.
+        reconnected(identifier, replays ? .recovering : .restored, &actions)
+        if replays { actions.append(.requestHistory(identifier: identifier)) }
+        actions.append(.publish(identifier: identifier, entry.state))
+    }
+
+    private mutating func reconnected(
+        _ identifier: String, _ outcome: SubscriptionReconnect, _ actions: inout [Action]
+    ) {
+        entries[identifier]?.lastReconnect = outcome
+        actions.append(.publishReconnect(identifier: identifier, outcome))
+    }
+
+    /// The server answered `identifier`'s replay: every missed message was sent (`confirmed`), or none can be.
+    mutating func historyEnded(_ identifier: String, confirmed: Bool) -> [Action] {
+        guard let entry = entries[identifier], entry.lastReconnect == .recovering else { return [] }
+        var actions: [Action] = [
+            .log(
+                LogEvent(
+                    level: confirmed ? .info : .warn, name: confirmed ? "history_confirmed" : "history_rejected",
+                    fields: [.subscription(entry.serial)]))
+        ]
+        reconnected(identifier, confirmed ? .recovered : .historyRejected, &actions)
+        return actions
     }
 
     /// The live session ended: confirmed subscriptions go back to pending; retries stop.
@@ -155,8 +189,10 @@ struct SubscriptionRegistry<Attachment: Sendable>: Sendable {
         entry.rejectedOn = nil
         entry.confirmations += 1
         entry.state = .subscribed(confirmations: entry.confirmations)
+        let replay = entry.replayOnConfirm
+        entry.replayOnConfirm = false
         entries[identifier] = entry
-        return [
+        return (replay ? [.requestHistory(identifier: identifier)] : []) + [
             .cancelRetry(identifier: identifier), .publish(identifier: entry.identifier, entry.state),
             .log(
                 LogEvent(

@@ -100,16 +100,19 @@ struct ExtendedProtocolTests {
     func restoresListed() throws {
         let h = try Self.harness()
         let (roomA, roomB) = try Self.twoConfirmed(h)
-        #expect(roomA.lastReconnect == nil)
+        h.scheduler.flush()
+        #expect(roomA.lastReconnect.value == nil)
         let next = try Self.reconnect(h)
         #expect(h.state(of: roomA) == .pending)
         #expect(next.request.value(forHeader: "X-AnyCable-Restore-SID") == "sid-1")
         try Self.welcome(h, #"{"type":"welcome","sid":"sid-2","restored":true,"restored_ids":["{\"channel\":\"A\"}"]}"#)
         #expect(Self.subscribes(next) == [#"{"command":"subscribe","identifier":"{\"channel\":\"B\"}"}"#])
         #expect(h.state(of: roomA) == .subscribed(confirmations: 1))
-        #expect(roomA.lastReconnect == .restored && roomA.subscribesSent == 0)
+        h.scheduler.flush()
+        #expect(roomA.lastReconnect.value == .restored && roomA.subscribesSent == 0)
         #expect(roomA.perform("speak", ["body": "hi"]))
-        #expect(h.state(of: roomB) == .pending && roomB.lastReconnect == .resubscribed)
+        h.scheduler.flush()
+        #expect(h.state(of: roomB) == .pending && roomB.lastReconnect.value == .resubscribed)
         next.receive(ClientHarness.confirm(Self.b))
         #expect(h.state(of: roomB) == .subscribed(confirmations: 2))
         // the restored session's own sid is what the attempt after it presents
@@ -125,7 +128,8 @@ struct ExtendedProtocolTests {
         #expect(Self.subscribes(next).isEmpty)
         #expect(h.state(of: roomA) == .subscribed(confirmations: 1))
         #expect(h.state(of: roomB) == .subscribed(confirmations: 1))
-        #expect(roomB.lastReconnect == .restored)
+        h.scheduler.flush()
+        #expect(roomB.lastReconnect.value == .restored)
     }
 
     @Test("restored_ids in another JSON spelling still name our subscription")
@@ -135,7 +139,8 @@ struct ExtendedProtocolTests {
         let next = try Self.reconnect(h)
         try Self.welcome(h, #"{"type":"welcome","sid":"s","restored":true,"restored_ids":["{\"channel\": \"A\"}"]}"#)
         #expect(Self.subscribes(next) == [#"{"command":"subscribe","identifier":"{\"channel\":\"B\"}"}"#])
-        #expect(roomA.lastReconnect == .restored && roomB.lastReconnect == .resubscribed)
+        h.scheduler.flush()
+        #expect(roomA.lastReconnect.value == .restored && roomB.lastReconnect.value == .resubscribed)
     }
 
     @Test("a subscription made while disconnected is subscribed even when the welcome lists it")
@@ -151,8 +156,10 @@ struct ExtendedProtocolTests {
             #"{"type":"welcome","sid":"s","restored":true,"restored_ids":["{\"channel\":\"A\"}","{\"channel\":\"C\"}"]}"#
         )
         #expect(Self.subscribes(next).contains { $0.contains(#"\"C\""#) })
-        #expect(h.state(of: late) == .pending && late.lastReconnect == nil)
-        #expect(roomA.lastReconnect == .restored)
+        h.scheduler.flush()
+        #expect(h.state(of: late) == .pending && late.lastReconnect.value == nil)
+        h.scheduler.flush()
+        #expect(roomA.lastReconnect.value == .restored)
     }
 
     @Test("a welcome that restored nothing resubscribes everything")
@@ -162,7 +169,8 @@ struct ExtendedProtocolTests {
         let next = try Self.reconnect(h)
         try Self.welcome(h, #"{"type":"welcome","sid":"sid-2"}"#)
         #expect(Self.subscribes(next).count == 2)
-        #expect(roomA.lastReconnect == .resubscribed && roomB.lastReconnect == .resubscribed)
+        h.scheduler.flush()
+        #expect(roomA.lastReconnect.value == .resubscribed && roomB.lastReconnect.value == .resubscribed)
     }
 
     @Test("a server disconnect, an unauthorized answer and the app's disconnect() forget the session id")
@@ -242,7 +250,147 @@ struct ExtendedProtocolTests {
         let logged = lines.withLock { $0 }
         #expect(logged.contains { $0.contains("restored") })
         #expect(!logged.contains { $0.contains("SECRET-SID") })
-        #expect(room.lastReconnect == .restored)
+        scheduler.flush()
+        #expect(room.lastReconnect.value == .restored)
         client.close()
+    }
+
+    // MARK: Stream history
+
+    /// A broadcast of `n` on stream `s` at offset `n`, as AnyCable sends it with its broker on.
+    static func broadcast(_ identifier: String, _ n: Int, stream: String = "s", epoch: String = "e") -> String {
+        let quoted = ClientHarness.quoted(identifier)
+        return #"{"identifier":\#(quoted),"message":\#(n),"stream_id":"\#(stream)","epoch":"\#(epoch)","offset":\#(n)}"#
+    }
+
+    static func history(_ identifier: String, _ type: String) -> String {
+        #"{"identifier":\#(ClientHarness.quoted(identifier)),"type":"\#(type)"}"#
+    }
+
+    /// Everything `room` delivers, as integers, and every value of its lastReconnect.
+    final class Watch: Sendable {
+        let values = Locked<[Int]>([])
+        let reconnects = Locked<[SubscriptionReconnect?]>([])
+        let tokens: [Observation]
+
+        init(_ room: ChannelSubscription) {
+            let values = values
+            let reconnects = reconnects
+            tokens = [
+                room.messages.observe { message in values.withLock { $0.append(message.intValue ?? -1) } },
+                room.lastReconnect.observe { value in reconnects.withLock { $0.append(value) } },
+            ]
+        }
+    }
+
+    @Test(
+        "a restored subscription asks for a replay since its last positions; live and replayed come out once, in order")
+    func restoredReplay() throws {
+        let h = try Self.harness()
+        let room = try h.client.subscribe(["channel": "A"])
+        let watch = Watch(room)
+        h.client.connect()
+        let first = try Self.welcome(h)
+        first.receive(ClientHarness.confirm(Self.a))
+        for n in 1...3 { first.receive(Self.broadcast(Self.a, n)) }
+        first.receive(Self.broadcast(Self.a, 2))  // a repeat
+        let next = try Self.reconnect(h)
+        try Self.welcome(h, #"{"type":"welcome","sid":"sid-2","restored":true}"#)
+        #expect(
+            next.sent == [
+                #"{"command":"history","history":{"streams":{"s":{"epoch":"e","offset":3}}},"identifier":"{\"channel\":\"A\"}"}"#
+            ])
+        #expect(h.state(of: room) == .subscribed(confirmations: 1))
+        // AnyCable does not hold live broadcasts back during the replay, and may repeat one in both
+        for n in [6, 4, 5, 6, 7] { next.receive(Self.broadcast(Self.a, n)) }
+        h.scheduler.flush()
+        #expect(watch.values.withLock { $0 } == [1, 2, 3, 4, 5, 6, 7])
+        h.scheduler.flush()
+        #expect(room.lastReconnect.value == .recovering)
+        next.receive(Self.history(Self.a, "confirm_history"))
+        h.scheduler.flush()
+        #expect(watch.reconnects.withLock { $0 } == [nil, .recovering, .recovered])
+        h.scheduler.flush()
+        #expect(room.lastReconnect.value?.mayHaveMissedMessages == false)
+    }
+
+    @Test("a rejected replay releases what waited and says the subscription may have missed messages")
+    func rejectedReplay() throws {
+        let h = try Self.harness()
+        let room = try h.client.subscribe(["channel": "A"])
+        let watch = Watch(room)
+        h.client.connect()
+        let first = try Self.welcome(h)
+        first.receive(ClientHarness.confirm(Self.a))
+        first.receive(Self.broadcast(Self.a, 1))
+        let next = try Self.reconnect(h)
+        try Self.welcome(h, #"{"type":"welcome","sid":"sid-2","restored":true}"#)
+        next.receive(Self.broadcast(Self.a, 9))  // live, past a gap: waits for the replay
+        h.scheduler.flush()
+        #expect(watch.values.withLock { $0 } == [1])
+        next.receive(Self.history(Self.a, "reject_history"))
+        h.scheduler.flush()
+        #expect(watch.values.withLock { $0 } == [1, 9])
+        h.scheduler.flush()
+        #expect(room.lastReconnect.value == .historyRejected)
+        h.scheduler.flush()
+        #expect(room.lastReconnect.value?.mayHaveMissedMessages == true)
+    }
+
+    @Test("a resubscribed subscription with positions asks for its replay once the server confirms it")
+    func resubscribedReplay() throws {
+        let h = try Self.harness()
+        let room = try h.client.subscribe(["channel": "A"])
+        let watch = Watch(room)
+        h.client.connect()
+        let first = try Self.welcome(h)
+        first.receive(ClientHarness.confirm(Self.a))
+        first.receive(Self.broadcast(Self.a, 1, epoch: "e1"))
+        let next = try Self.reconnect(h)
+        try Self.welcome(h, #"{"type":"welcome","sid":"sid-2"}"#)  // not restored
+        h.scheduler.flush()
+        #expect(room.lastReconnect.value == .recovering)
+        #expect(Self.subscribes(next).count == 1)
+        #expect(!next.sent.contains { $0.contains("history") })
+        next.receive(ClientHarness.confirm(Self.a))
+        #expect(next.sent.last?.contains(#""command":"history""#) == true)
+        #expect(next.sent.last?.contains(#""epoch":"e1","offset":1"#) == true)
+        next.receive(Self.broadcast(Self.a, 2, epoch: "e1"))
+        next.receive(Self.history(Self.a, "confirm_history"))
+        h.scheduler.flush()
+        #expect(watch.values.withLock { $0 } == [1, 2])
+        h.scheduler.flush()
+        #expect(room.lastReconnect.value == .recovered)
+        #expect(h.state(of: room) == .subscribed(confirmations: 2))
+    }
+
+    @Test("with no positions seen, nothing is replayed: restored and resubscribed say messages may be missing")
+    func nothingToReplay() throws {
+        let h = try Self.harness()
+        let (roomA, roomB) = try Self.twoConfirmed(h)
+        let next = try Self.reconnect(h)
+        try Self.welcome(h, #"{"type":"welcome","sid":"sid-2","restored":true,"restored_ids":["{\"channel\":\"A\"}"]}"#)
+        h.scheduler.flush()
+        #expect(!next.sent.contains { $0.contains("history") })
+        h.scheduler.flush()
+        #expect(roomA.lastReconnect.value == .restored && roomB.lastReconnect.value == .resubscribed)
+        h.scheduler.flush()
+        #expect(roomA.lastReconnect.value?.mayHaveMissedMessages == true)
+    }
+
+    @Test("a plain session never asks for a replay, though its messages carry positions")
+    func plainNeverReplays() throws {
+        let h = try Self.harness(.actionCable)
+        let room = try h.client.subscribe(["channel": "A"])
+        h.client.connect()
+        let first = try Self.welcome(h, subprotocol: "actioncable-v1-json")
+        first.receive(ClientHarness.confirm(Self.a))
+        first.receive(Self.broadcast(Self.a, 1))
+        let next = try Self.reconnect(h)
+        try Self.welcome(h, subprotocol: "actioncable-v1-json")
+        next.receive(ClientHarness.confirm(Self.a))
+        #expect(!next.sent.contains { $0.contains("history") })
+        h.scheduler.flush()
+        #expect(room.lastReconnect.value == .resubscribed)
     }
 }

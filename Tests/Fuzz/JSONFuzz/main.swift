@@ -45,13 +45,14 @@ public func fuzzOneInput(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
         let fast = CableProtocol.decodeDataFrame(validatedUTF8: bytes)
         // The fast path skips the identifier's string token without checking its contents (the client only
         // compares them with tokens it wrote itself); the range is the contents, between the quotes.
-        let token = fast.flatMap { (range, _) -> JSONValue? in
+        let token = fast.flatMap { (range, _, _) -> JSONValue? in
             let quoted = [UInt8(ascii: "\"")] + bytes[range] + [UInt8(ascii: "\"")]
             return quoted.withUnsafeBufferPointer { try? JSONValue(parsingUTF8: $0) }
         }
         switch (fast, frameFromBytes) {
-        case (let (_, message)?, .message(let identifier, let fullMessage)?):
+        case (let (_, message, position)?, .message(let identifier, let fullMessage, let fullPosition)?):
             precondition(message == fullMessage, "fast path and full decoder disagree on the message")
+            precondition(position == fullPosition, "fast path and full decoder disagree on the stream position")
             precondition(token == .string(identifier), "fast path's identifier token is not the identifier")
         case (nil, .message?):
             preconditionFailure("fast path rejected a data frame")

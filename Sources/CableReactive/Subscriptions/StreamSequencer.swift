@@ -1,0 +1,118 @@
+import Signals
+
+/// One subscription's streams, so that every broadcast is delivered once and in stream order, also across a
+/// history replay (AnyCable's `history` command, ../shared/docs/ANYCABLE-EXT.md rules 4 and 5).
+///
+/// The server neither holds live broadcasts back while it replays history nor avoids repeating one in both
+/// (rule 5.8). So while a replay is awaited, a live message past the next expected offset waits here until
+/// the replay fills the gap or ends; a message at or below a stream's last delivered offset is a repeat and
+/// is dropped. At most `holdLimit` messages wait: beyond that they all go out in order, the gap accepted.
+/// Messages without a position (Rails, or AnyCable without its broker) never come here.
+struct StreamSequencer: Sendable {
+    /// The last offset delivered in each stream, and its epoch.
+    struct Mark: Sendable, Hashable {
+        var epoch: String
+        var offset: Int
+    }
+
+    private(set) var marks: [String: Mark] = [:]
+    /// Whether a history replay is awaited.
+    private(set) var awaitingHistory = false
+    private var held: [String: [(offset: Int, message: JSONValue)]] = [:]
+    private var heldCount = 0
+    let holdLimit: Int
+
+    init(holdLimit: Int) {
+        self.holdLimit = max(1, holdLimit)
+    }
+
+    /// `message` arrived at `position`. Returns what to deliver now, in order: it (and any held messages it
+    /// makes contiguous), or nothing for a repeat or a message that waits for the replay.
+    mutating func accept(_ message: JSONValue, at position: StreamPosition) -> [JSONValue] {
+        let stream = position.stream
+        guard let mark = marks[stream], mark.epoch == position.epoch else {
+            // The stream's first message, or a new epoch (the server's history restarted): a new sequence.
+            heldCount -= held[stream]?.count ?? 0
+            held[stream] = nil
+            marks[stream] = Mark(epoch: position.epoch, offset: position.offset)
+            return [message]
+        }
+        guard position.offset > mark.offset else { return [] }  // delivered already
+        guard awaitingHistory, position.offset > mark.offset + 1 else {
+            marks[stream]?.offset = position.offset
+            return [message] + releaseContiguous(stream)
+        }
+        hold(message, offset: position.offset, in: stream)
+        return heldCount > holdLimit ? releaseAll() : []
+    }
+
+    /// A history request went out: live messages past a gap wait for the replay from now on.
+    mutating func historyRequested() {
+        awaitingHistory = true
+    }
+
+    /// The replay ended, confirmed or rejected: what waited goes out, each stream in order.
+    mutating func historyEnded() -> [JSONValue] {
+        awaitingHistory = false
+        return releaseAll()
+    }
+
+    /// The connection was lost: a replay requested on it will not come.
+    mutating func sessionEnded() {
+        awaitingHistory = false
+        held.removeAll()
+        heldCount = 0
+    }
+
+    private mutating func hold(_ message: JSONValue, offset: Int, in stream: String) {
+        var waiting = held[stream] ?? []
+        guard !waiting.contains(where: { $0.offset == offset }) else { return }  // a repeat of a held one
+        let index = waiting.firstIndex { $0.offset > offset } ?? waiting.endIndex
+        waiting.insert((offset, message), at: index)
+        held[stream] = waiting
+        heldCount += 1
+    }
+
+    /// The held messages of `stream` that now follow its mark without a gap (repeats dropped).
+    private mutating func releaseContiguous(_ stream: String) -> [JSONValue] {
+        guard var waiting = held[stream], var mark = marks[stream] else { return [] }
+        var released: [JSONValue] = []
+        while let first = waiting.first, first.offset <= mark.offset + 1 {
+            waiting.removeFirst()
+            heldCount -= 1
+            if first.offset == mark.offset + 1 {
+                released.append(first.message)
+                mark.offset = first.offset
+            }
+        }
+        marks[stream] = mark
+        held[stream] = waiting.isEmpty ? nil : waiting
+        return released
+    }
+
+    /// Every held message, stream by stream (in name order), each stream in offset order, gaps accepted.
+    private mutating func releaseAll() -> [JSONValue] {
+        var released: [JSONValue] = []
+        for stream in held.keys.sorted() {
+            guard let waiting = held[stream], var mark = marks[stream] else { continue }
+            for entry in waiting where entry.offset > mark.offset {
+                released.append(entry.message)
+                mark.offset = entry.offset
+            }
+            marks[stream] = mark
+        }
+        held.removeAll()
+        heldCount = 0
+        return released
+    }
+}
+
+/// A subscription's ``StreamSequencer``, shared by the boxes that replace one another as handles come and go.
+/// Touched on the network thread for each message with a position, and by the engine around reconnects.
+final class StreamCursor: Sendable {
+    let sequencer: Locked<StreamSequencer>
+
+    init(holdLimit: Int) {
+        sequencer = Locked(StreamSequencer(holdLimit: holdLimit))
+    }
+}
