@@ -53,6 +53,12 @@ extension LocalCableServer {
         core.perform(.throttleReading(target, bytesPerSecond: bytesPerSecond))
     }
 
+    /// With ``Options/reliableStreams``: starts a new stream epoch, as a restarted AnyCable broker does. Every
+    /// stream's history is dropped and offsets start at 1 again, so a replay from an older position is rejected.
+    public func resetStreamEpoch() {
+        core.perform(.resetEpoch)
+    }
+
     /// Sends the welcome now to the target's open connections that have not had it (see ``welcome``), then
     /// runs the commands they sent meanwhile.
     public func sendWelcome(_ target: Target = .all) {

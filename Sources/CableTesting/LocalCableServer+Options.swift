@@ -12,6 +12,7 @@ extension LocalCableServer {
     /// | ``pingInterval`` | 3 s | seconds between pings to welcomed connections; `nil` sends none |
     /// | ``welcome`` | `.immediately` | when new connections get their welcome |
     /// | ``includesSessionID`` | false | adds `"sid"` (the connection's number) to the welcome |
+    /// | ``reliableStreams`` | `nil` | AnyCable's extended protocol: stream positions and history, resumable sessions |
     /// | ``identifierSpelling`` | `nil` | echo identifiers byte for byte (Rails), or re-encode them like a parsing server |
     /// | ``maxRequestHeadSize`` | 16 KiB | a larger upgrade request gets 431 |
     /// | ``maxMessageSize`` | 1 MiB | a larger frame or message is closed with 1009 |
@@ -45,6 +46,15 @@ extension LocalCableServer {
         public var welcome = WelcomePolicy.immediately
         /// Whether the welcome carries `"sid"`, the connection's number as a string (as AnyCable sends a session id).
         public var includesSessionID = false
+        /// AnyCable's reliable streams and resumable sessions (`nil`, the default: off). When set, the server
+        /// also knows `actioncable-v1-ext-json`; every broadcast carries `stream_id` (the identifier), `epoch`
+        /// and `offset` and is kept for replay (the newest ``ReliableStreams/historyLimit`` per stream); a
+        /// `history` request is answered with the broadcasts after an offset and `confirm_history`, or with
+        /// `reject_history` when they are gone or the epoch changed (``LocalCableServer/resetStreamEpoch()``);
+        /// and an extended connection's welcome carries a session id that the next connection may present
+        /// (`X-AnyCable-Restore-SID`, or `?sid=`) within ``ReliableStreams/sessionTTL`` to get its
+        /// subscriptions back without subscribing (`"restored":true,"restored_ids":[…]`).
+        public var reliableStreams: ReliableStreams?
         /// How the server writes identifiers back in confirmations, rejections and messages. `nil` (the default)
         /// echoes each one byte for byte, as Rails and AnyCable do. A spelling makes the server behave like one
         /// that parses identifiers and encodes them again, so an app can test that its client still routes them:
@@ -102,6 +112,12 @@ extension LocalCableServer {
             try check(historyByteLimit >= 0, "historyByteLimit")
             try check(handshakeTimeout.isFinite && handshakeTimeout > 0, "handshakeTimeout")
             try check(closeTimeout.isFinite && closeTimeout > 0, "closeTimeout")
+            if let reliableStreams {
+                try check(reliableStreams.historyLimit >= 1, "reliableStreams.historyLimit")
+                try check(
+                    reliableStreams.sessionTTL.isFinite && reliableStreams.sessionTTL >= 0, "reliableStreams.sessionTTL"
+                )
+            }
         }
     }
 

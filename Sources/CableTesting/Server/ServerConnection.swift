@@ -49,6 +49,12 @@ final class ServerConnection {
     var heldMessages: [LocalCableServer.ReceivedCommand] = []
     /// Confirmed subscriptions in order: the identifier as sent and its decoded params.
     var subscriptions: [(identifier: String, params: JSONValue)] = []
+    /// Whether the upgrade chose AnyCable's extended protocol (with reliable streams on).
+    var isExtended = false
+    /// The extended session's id, from its welcome on.
+    var sessionID: String?
+    /// The identifiers restored from a previous session, for the welcome; `nil` when nothing was restored.
+    var restoredIdentifiers: [String]?
 
     init(id: LocalCableServer.ConnectionID, fd: Int32, options: LocalCableServer.Options, now: UInt64) {
         self.id = id

@@ -24,6 +24,8 @@ enum ServerCommand: Sendable {
     case refuse
     /// Start accepting on this freshly bound listening socket.
     case listen(Int32)
+    /// A new stream epoch: history cleared, offsets from 1.
+    case resetEpoch
     case stop
 }
 

@@ -70,10 +70,20 @@ extension ServerLoop {
         decision: Server.ConnectionDecision
     ) {
         let offered = head.list("Sec-WebSocket-Protocol")
-        let chosen = offered.first { options.subprotocols.contains($0) }
+        let extended = CableWireProtocol.anyCableExtended.name
+        let known = options.subprotocols + (streamHistory != nil ? [extended] : [])
+        let chosen = offered.first { known.contains($0) }
         connection.request = request
         connection.phase = .open
         connection.deadline = nil
+        connection.isExtended = chosen == extended && streamHistory != nil
+        // The header wins over the query parameter, even when its session is unknown (AnyCable's rule).
+        if connection.isExtended, let previous = request.header("X-AnyCable-Restore-SID") ?? request.queryValue("sid"),
+            let subscriptions = streamHistory?.restorable(previous, now: Socket.now())
+        {
+            connection.subscriptions = subscriptions
+            connection.restoredIdentifiers = subscriptions.map(\.identifier)
+        }
         send(bytes: HTTPResponse.switching(key: head.validKey ?? "", subprotocol: chosen), to: connection)
         if case .disconnect(let reason, let reconnect) = decision {
             return disconnect(connection, reason: reason, reconnect: reconnect)
@@ -137,6 +147,15 @@ extension ServerLoop {
         connection.welcomeAt = nil
         var welcome: [String: JSONValue] = ["type": "welcome"]
         if options.includesSessionID { welcome["sid"] = .string(String(connection.id.rawValue)) }
+        if connection.isExtended, let sessionID = streamHistory?.newSessionID() {
+            connection.sessionID = sessionID
+            streamHistory?.update(sessionID, subscriptions: connection.subscriptions)
+            welcome["sid"] = .string(sessionID)
+            if let restored = connection.restoredIdentifiers {
+                welcome["restored"] = true
+                if !restored.isEmpty { welcome["restored_ids"] = .array(restored.map { .string(spelled($0)) }) }
+            }
+        }
         send(JSONValue.object(welcome).description, to: connection)
         let held = connection.heldMessages
         connection.heldMessages = []
@@ -197,6 +216,7 @@ extension ServerLoop {
             switch decision {
             case .confirm:
                 connection.subscriptions.append((identifier, params))
+                recordSession(of: connection)
                 type = "confirm_subscription"
             case .reject:
                 type = "reject_subscription"
@@ -207,8 +227,16 @@ extension ServerLoop {
                 JSONValue.object(["identifier": .string(spelled(identifier)), "type": .string(type)]).description,
                 to: connection
             )
+            // A subscribe may carry a history request, answered after the confirmation.
+            if type == "confirm_subscription", let history = try? JSONValue(parsing: command.text)["history"] {
+                answerHistory(history, for: identifier, on: connection)
+            }
         case "unsubscribe":
             if let index { connection.subscriptions.remove(at: index) }
+            recordSession(of: connection)
+        case "history":
+            guard index != nil, let history = try? JSONValue(parsing: command.text)["history"] else { return }
+            answerHistory(history, for: identifier, on: connection)
         case "message":
             guard let index, let data = command.data, data.objectValue != nil, let action = command.action else {
                 return
@@ -223,5 +251,40 @@ extension ServerLoop {
         }
         // What a rule or handler queued goes out now, before the next command.
         runCommands()
+    }
+
+    /// Keeps the cached session of an extended connection in step with its subscriptions.
+    private func recordSession(of connection: ServerConnection) {
+        guard let id = connection.sessionID else { return }
+        streamHistory?.update(id, subscriptions: connection.subscriptions)
+    }
+
+    /// Answers a `history` request for the subscription `identifier` (its one stream), as AnyCable does: the
+    /// stored broadcasts after the requested offset, then `confirm_history`; only `reject_history` when they
+    /// cannot be given; nothing for a request with neither `since` nor `streams`. `since` alone replays nothing
+    /// here (this server keeps no timestamps), which AnyCable also confirms.
+    private func answerHistory(_ history: JSONValue, for identifier: String, on connection: ServerConnection) {
+        guard let streamHistory else { return }
+        let streams = history["streams"]?.objectValue
+        let since = history["since"]?.doubleValue ?? 0
+        guard streams != nil || since > 0 else { return }
+        var replay: [StreamHistory.Entry] = []
+        if let requested = streams?[identifier] {
+            guard let epoch = requested["epoch"]?.stringValue, let offset = requested["offset"]?.intValue,
+                let entries = streamHistory.entries(of: identifier, after: offset, epoch: epoch)
+            else {
+                return send(Self.historyAnswer(spelled(identifier), "reject_history"), to: connection)
+            }
+            replay = entries
+        }
+        for entry in replay {
+            let position = StreamPosition(stream: identifier, epoch: streamHistory.epoch, offset: entry.offset)
+            send(Self.envelope(spelled(identifier), entry.message, position: position), to: connection)
+        }
+        send(Self.historyAnswer(spelled(identifier), "confirm_history"), to: connection)
+    }
+
+    private static func historyAnswer(_ identifier: String, _ type: String) -> String {
+        JSONValue.object(["identifier": .string(identifier), "type": .string(type)]).description
     }
 }

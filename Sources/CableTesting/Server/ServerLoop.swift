@@ -28,12 +28,15 @@ final class ServerLoop {
     /// After `accept` failed (out of descriptors), the listener rests until then instead of spinning.
     var acceptPausedUntil: UInt64?
     private var readBuffer = [UInt8](repeating: 0, count: 65_536)
+    /// Reliable streams and resumable sessions, when ``LocalCableServer/Options/reliableStreams`` is set.
+    var streamHistory: StreamHistory?
 
     init(core: ServerCore, listener: Int32, wakeRead: Int32) {
         self.core = core
         self.options = core.options
         self.listener = listener
         self.wakeRead = wakeRead
+        streamHistory = core.options.reliableStreams.map(StreamHistory.init)
     }
 
     func run() {
@@ -72,6 +75,9 @@ final class ServerLoop {
         // A finishing connection is flushed even when empty: that half-closes it.
         for connection in connections where connection.hasOutput || connection.phase == .finishing {
             flush(connection)
+        }
+        for connection in connections where connection.phase == .closed {
+            if let id = connection.sessionID { streamHistory?.ended(id, now: Socket.now()) }
         }
         connections.removeAll { $0.phase == .closed }
         publish()
@@ -197,6 +203,8 @@ final class ServerLoop {
             listener = nil
         case .listen(let fd):
             if listener == nil { listener = fd } else { Socket.close(fd) }
+        case .resetEpoch:
+            streamHistory?.resetEpoch()
         case .stop:
             stopping = true
         }
@@ -204,16 +212,28 @@ final class ServerLoop {
 
     private func broadcast(_ message: JSONValue, to target: BroadcastTarget) {
         var frames: [String: String] = [:]
+        /// One frame per stream and broadcast: with reliable streams, the broadcast is stored once per stream
+        /// (also when nobody is subscribed, as a broker stores it) and carries its position.
+        func frame(for identifier: String) -> String {
+            if let frame = frames[identifier] { return frame }
+            var position: StreamPosition?
+            if streamHistory != nil, let offset = streamHistory?.append(message, to: identifier),
+                let epoch = streamHistory?.epoch
+            {
+                position = StreamPosition(stream: identifier, epoch: epoch, offset: offset)
+            }
+            let frame = Self.envelope(spelled(identifier), message, position: position)
+            frames[identifier] = frame
+            return frame
+        }
+        if case .identifier(let identifier) = target { _ = frame(for: identifier) }
         for connection in connections where connection.phase == .open {
             for subscription in connection.subscriptions {
                 switch target {
                 case .identifier(let identifier): guard subscription.identifier == identifier else { continue }
                 case .matching(let matcher): guard matcher(subscription.params) else { continue }
                 }
-                let frame =
-                    frames[subscription.identifier] ?? Self.envelope(spelled(subscription.identifier), message)
-                frames[subscription.identifier] = frame
-                send(frame, to: connection)
+                send(frame(for: subscription.identifier), to: connection)
             }
         }
     }
@@ -229,8 +249,14 @@ final class ServerLoop {
     }
 
     /// `{"identifier":…,"message":…}`; a NaN or infinite number in `message` is written as `null`.
-    static func envelope(_ identifier: String, _ message: JSONValue) -> String {
-        JSONValue.object(["identifier": .string(identifier), "message": message]).description
+    static func envelope(_ identifier: String, _ message: JSONValue, position: StreamPosition? = nil) -> String {
+        var frame: [String: JSONValue] = ["identifier": .string(identifier), "message": message]
+        if let position {
+            frame["stream_id"] = .string(position.stream)
+            frame["epoch"] = .string(position.epoch)
+            frame["offset"] = .int(position.offset)
+        }
+        return JSONValue.object(frame).description
     }
 
     private func publish() {

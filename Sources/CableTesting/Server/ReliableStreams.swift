@@ -1,0 +1,96 @@
+import CableReactive
+
+extension LocalCableServer {
+    /// AnyCable's reliable streams and resumable sessions, as its extended protocol (`actioncable-v1-ext-json`)
+    /// offers them; see ``Options/reliableStreams``. Rules and sources: the CableReactive article
+    /// "AnyCable's extended protocol".
+    public struct ReliableStreams: Sendable {
+        /// The most broadcasts each stream keeps for replay (AnyCable's `history_limit`, 100).
+        public var historyLimit = 100
+        /// Seconds a session can be restored after its connection ended (AnyCable's `sessions_ttl`, 300).
+        public var sessionTTL: Double = 300
+
+        /// AnyCable's defaults.
+        public init() {}
+    }
+}
+
+/// The server thread's reliable-stream state: one epoch, each stream's recent broadcasts, and the cached
+/// sessions. A stream is a subscription identifier as the client sent it.
+struct StreamHistory {
+    struct Entry {
+        var offset: Int
+        var message: JSONValue
+    }
+
+    struct Session {
+        var subscriptions: [(identifier: String, params: JSONValue)]
+        /// When the cached session expires (server-clock nanoseconds); `nil` while its connection is open.
+        var expires: UInt64?
+    }
+
+    let settings: LocalCableServer.ReliableStreams
+    private(set) var epoch: String
+    private var epochCount = 1
+    private var streams: [String: (next: Int, entries: [Entry])] = [:]
+    private var sessions: [String: Session] = [:]
+    private var sessionCount = 0
+
+    init(settings: LocalCableServer.ReliableStreams) {
+        self.settings = settings
+        epoch = "e1"
+    }
+
+    /// Stores a broadcast on `stream` and returns its offset (from 1).
+    mutating func append(_ message: JSONValue, to stream: String) -> Int {
+        var state = streams[stream] ?? (1, [])
+        let offset = state.next
+        state.next += 1
+        state.entries.append(Entry(offset: offset, message: message))
+        if state.entries.count > settings.historyLimit {
+            state.entries.removeFirst(state.entries.count - settings.historyLimit)
+        }
+        streams[stream] = state
+        return offset
+    }
+
+    /// A new epoch: the history is gone and offsets restart at 1 (a restarted in-memory broker).
+    mutating func resetEpoch() {
+        epochCount += 1
+        epoch = "e\(epochCount)"
+        streams.removeAll()
+    }
+
+    /// What a `history` request for `stream` after `offset` in `epoch` returns: the entries after it, or
+    /// `nil` when they cannot be given (another epoch, an unknown or empty stream, an offset out of the
+    /// window), as AnyCable's memory broker decides.
+    func entries(of stream: String, after offset: Int, epoch requested: String) -> [Entry]? {
+        guard requested == epoch, let state = streams[stream], let low = state.entries.first?.offset,
+            low <= offset, offset < state.next
+        else { return nil }
+        return state.entries.filter { $0.offset > offset }
+    }
+
+    /// A new session id for an extended connection.
+    mutating func newSessionID() -> String {
+        sessionCount += 1
+        return "sid-\(sessionCount)-\(epoch)"
+    }
+
+    /// Records the live subscriptions of session `id`.
+    mutating func update(_ id: String, subscriptions: [(identifier: String, params: JSONValue)]) {
+        sessions[id] = Session(subscriptions: subscriptions, expires: nil)
+    }
+
+    /// Session `id`'s connection ended: it can be restored for ``LocalCableServer/ReliableStreams/sessionTTL``.
+    mutating func ended(_ id: String, now: UInt64) {
+        sessions[id]?.expires = now + UInt64(max(0, settings.sessionTTL) * 1e9)
+    }
+
+    /// The subscriptions of a session that can still be restored (the entry is kept: AnyCable only reads it).
+    func restorable(_ id: String, now: UInt64) -> [(identifier: String, params: JSONValue)]? {
+        guard let session = sessions[id] else { return nil }
+        if let expires = session.expires, expires <= now { return nil }
+        return session.subscriptions
+    }
+}
