@@ -127,4 +127,33 @@ struct ReliableStreamsTests {
         #expect(await room.lastReconnect.first(within: 5) { $0 == .recovered } != nil)
         #expect(room.state.value == .subscribed(confirmations: 2), "resubscribed, then replayed")
     }
+
+    @Test("historySince: what was broadcast before the subscription is replayed first, then the live messages")
+    func historySince() async throws {
+        let server = try Self.server()
+        let client = try Self.client(server, .anyCableExtended)
+        defer { client.close() }
+        let identifier = #"{"channel":"NumbersChannel"}"#
+        for n in 1...5 { server.broadcast(["n": .int(n)], to: identifier) }  // nobody subscribed yet
+        let room = try client.subscribe(["channel": "NumbersChannel"], historySince: Date(timeIntervalSinceNow: -60))
+        let numbers = Numbers(room)
+        client.connect()
+        #expect(await room.reaches(.subscribed(confirmations: 1)))
+        server.broadcast(["n": 6], to: identifier)
+        #expect(await numbers.count.first(within: 5) { $0 == 6 } != nil)
+        #expect(numbers.values.withLock { $0 } == [1, 2, 3, 4, 5, 6])
+    }
+
+    @Test("historySince against a server without history (Rails): nothing is replayed and nothing waits")
+    func historySinceIgnored() async throws {
+        let server = try LocalCableServer(options: Fixture.serverOptions())
+        let client = try Self.client(server, .actionCable)
+        defer { client.close() }
+        let room = try client.subscribe(["channel": "NumbersChannel"], historySince: Date(timeIntervalSinceNow: -60))
+        let numbers = Numbers(room)
+        client.connect()
+        #expect(await room.reaches(.subscribed(confirmations: 1)))
+        server.broadcast(["n": 1], to: room.identifier)
+        #expect(await numbers.count.first(within: 5) { $0 == 1 } != nil)
+    }
 }

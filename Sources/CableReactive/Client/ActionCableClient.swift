@@ -143,8 +143,31 @@ public final class ActionCableClient: Sendable {
     ///
     /// - Throws: ``CableError`` `missingChannel` or `unencodableData`.
     public func subscribe(_ params: JSONValue) throws(CableError) -> ChannelSubscription {
+        try subscribe(params, since: nil)
+    }
+
+    /// Subscribes and asks the server to replay what it broadcast since `date` before the live messages
+    /// (AnyCable's `history` in the first `subscribe`, anycable-client's `historyTimestamp`): for a screen that
+    /// shows what it saw until `date` and wants the rest without a refetch. AnyCable keeps a few minutes of
+    /// history per stream (its `history_ttl`); Rails ignores the request, and then nothing is replayed.
+    ///
+    /// Replayed and live messages come out once each, in stream order. Only the first `subscribe` of a new
+    /// subscription carries the request (re-sent with it until confirmed); later reconnects replay from the
+    /// stream positions seen (see ``ChannelSubscription/lastReconnect``). A handle that joins a live
+    /// subscription with equal params gets no replay.
+    ///
+    /// ```swift
+    /// let room = try client.subscribe(["channel": "ChatChannel", "room": "lobby"], historySince: lastSeen)
+    /// ```
+    ///
+    /// - Throws: ``CableError`` `missingChannel` or `unencodableData`.
+    public func subscribe(_ params: JSONValue, historySince date: Date) throws(CableError) -> ChannelSubscription {
+        try subscribe(params, since: Int(date.timeIntervalSince1970.rounded(.down)))
+    }
+
+    private func subscribe(_ params: JSONValue, since: Int?) throws(CableError) -> ChannelSubscription {
         let identifier = try CableProtocol.identifier(for: params)
-        guard let (box, sink) = engine.subscribe(identifier: identifier) else {
+        guard let (box, sink) = engine.subscribe(identifier: identifier, historySince: since) else {
             let sink = HandleSink(id: 0, bufferSize: 1, state: .unsubscribed)
             sink.messages.finish()
             let box = SubscriptionBox(

@@ -278,6 +278,8 @@ final class ClientEngine: Sendable {
             callbacks.run {
                 for sink in sinks { sink.reconnect.value = outcome }
             }
+        case .awaitHistory(let identifier):
+            core.registry[identifier]?.attachment.box.cursor.sequencer.withLock { $0.historyRequested() }
         case .requestHistory(let identifier):
             guard let box = core.registry[identifier]?.attachment.box else { return }
             let positions = box.cursor.sequencer.withLock { sequencer in
@@ -516,7 +518,7 @@ final class ClientEngine: Sendable {
 
     /// A new handle on the subscription for `identifier`: on the live one if there is one (the server
     /// subscription is shared), else on a new one. Nil after ``close()``.
-    func subscribe(identifier: String) -> (box: SubscriptionBox, sink: HandleSink)? {
+    func subscribe(identifier: String, historySince: Int? = nil) -> (box: SubscriptionBox, sink: HandleSink)? {
         core.withLock { core -> (SubscriptionBox, HandleSink)? in
             if core.closed { return nil }
             core.nextSinkID += 1
@@ -534,7 +536,10 @@ final class ClientEngine: Sendable {
                 serial: core.registry.nextSerialToAssign, identifier: identifier,
                 bufferSize: options.messageBufferSize, log: log, sinks: [sink])
             let row = SubscriptionRow(box: box)
-            guard let (_, actions) = core.registry.add(identifier, attachment: row, random: &core.random) else {
+            guard
+                let (_, actions) = core.registry.add(
+                    identifier, attachment: row, historySince: historySince, random: &core.random)
+            else {
                 return nil  // unreachable: the branch above shares a registered identifier
             }
             core.routes.set(box, for: identifier)

@@ -168,6 +168,15 @@ package enum CableProtocol {
         command("subscribe", identifier: identifier)
     }
 
+    /// `{"command":"subscribe","history":{"since":<unix seconds>},"identifier":"…"}`: AnyCable replays the
+    /// stream's broadcasts since then after the confirmation.
+    package static func subscribe(identifier: String, historySince since: Int) -> String {
+        let command: JSONValue = [
+            "command": "subscribe", "identifier": .string(identifier), "history": ["since": .int(since)],
+        ]
+        return (try? command.jsonText()) ?? subscribe(identifier: identifier)  // an integer cannot fail
+    }
+
     /// The `type`s whose frames carry an `identifier` but are not data frames, whatever else they hold.
     private static let typesWithIdentifier: Set<String> = [
         "confirm_subscription", "reject_subscription", "confirm_history", "reject_history",

@@ -18,7 +18,7 @@ struct StreamSequencer: Sendable {
     private(set) var marks: [String: Mark] = [:]
     /// Whether a history replay is awaited.
     private(set) var awaitingHistory = false
-    private var held: [String: [(offset: Int, message: JSONValue)]] = [:]
+    private var held: [String: [(offset: Int, epoch: String, message: JSONValue)]] = [:]
     private var heldCount = 0
     let holdLimit: Int
 
@@ -30,8 +30,18 @@ struct StreamSequencer: Sendable {
     /// makes contiguous), or nothing for a repeat or a message that waits for the replay.
     mutating func accept(_ message: JSONValue, at position: StreamPosition) -> [JSONValue] {
         let stream = position.stream
-        guard let mark = marks[stream], mark.epoch == position.epoch else {
-            // The stream's first message, or a new epoch (the server's history restarted): a new sequence.
+        guard let mark = marks[stream] else {
+            // The stream's first message. During a replay by time (a first subscribe with `since`), a live
+            // message may come before older replayed ones: it waits, and the end of the replay sorts them.
+            if awaitingHistory {
+                hold(message, at: position)
+                return heldCount > holdLimit ? releaseAll() : []
+            }
+            marks[stream] = Mark(epoch: position.epoch, offset: position.offset)
+            return [message]
+        }
+        guard mark.epoch == position.epoch else {
+            // A new epoch (the server's history restarted): a new sequence.
             heldCount -= held[stream]?.count ?? 0
             held[stream] = nil
             marks[stream] = Mark(epoch: position.epoch, offset: position.offset)
@@ -42,7 +52,7 @@ struct StreamSequencer: Sendable {
             marks[stream]?.offset = position.offset
             return [message] + releaseContiguous(stream)
         }
-        hold(message, offset: position.offset, in: stream)
+        hold(message, at: position)
         return heldCount > holdLimit ? releaseAll() : []
     }
 
@@ -64,12 +74,12 @@ struct StreamSequencer: Sendable {
         heldCount = 0
     }
 
-    private mutating func hold(_ message: JSONValue, offset: Int, in stream: String) {
-        var waiting = held[stream] ?? []
-        guard !waiting.contains(where: { $0.offset == offset }) else { return }  // a repeat of a held one
-        let index = waiting.firstIndex { $0.offset > offset } ?? waiting.endIndex
-        waiting.insert((offset, message), at: index)
-        held[stream] = waiting
+    private mutating func hold(_ message: JSONValue, at position: StreamPosition) {
+        var waiting = held[position.stream] ?? []
+        guard !waiting.contains(where: { $0.offset == position.offset }) else { return }  // a repeat of a held one
+        let index = waiting.firstIndex { $0.offset > position.offset } ?? waiting.endIndex
+        waiting.insert((position.offset, position.epoch, message), at: index)
+        held[position.stream] = waiting
         heldCount += 1
     }
 
@@ -94,10 +104,12 @@ struct StreamSequencer: Sendable {
     private mutating func releaseAll() -> [JSONValue] {
         var released: [JSONValue] = []
         for stream in held.keys.sorted() {
-            guard let waiting = held[stream], var mark = marks[stream] else { continue }
+            guard let waiting = held[stream], let first = waiting.first else { continue }
+            // A stream without a mark starts with its lowest held offset.
+            var mark = marks[stream] ?? Mark(epoch: first.epoch, offset: first.offset - 1)
             for entry in waiting where entry.offset > mark.offset {
                 released.append(entry.message)
-                mark.offset = entry.offset
+                mark = Mark(epoch: entry.epoch, offset: entry.offset)
             }
             marks[stream] = mark
         }

@@ -12,6 +12,8 @@ enum SubscriptionAction: Sendable, Equatable {
     case publishReconnect(identifier: String, SubscriptionReconnect)
     /// Ask the server to replay the subscription's streams since their last positions (AnyCable `history`).
     case requestHistory(identifier: String)
+    /// A `subscribe` asking for history since a time went out: its replay is awaited.
+    case awaitHistory(identifier: String)
     case scheduleRetry(identifier: String, generation: UInt64, after: TimeInterval)
     case cancelRetry(identifier: String)
     case log(LogEvent)
@@ -42,6 +44,8 @@ struct SubscriptionRegistry<Attachment: Sendable>: Sendable {
         var lastReconnect: SubscriptionReconnect?
         /// Whether the replay is to be requested once the server confirms the new subscription.
         var replayOnConfirm = false
+        /// The Unix time the first `subscribe` asks history since, until it is confirmed.
+        var historySince: Int?
     }
 
     /// The subscribe re-send schedule (``CableOptions/subscribeRetryDelays``).
@@ -86,11 +90,14 @@ struct SubscriptionRegistry<Attachment: Sendable>: Sendable {
     ///
     /// - Returns: nil if `identifier` is already registered.
     mutating func add(
-        _ identifier: String, attachment: Attachment, random: inout some RandomNumberGenerator
+        _ identifier: String, attachment: Attachment, historySince: Int? = nil,
+        random: inout some RandomNumberGenerator
     ) -> (serial: Int, [Action])? {
         guard entries[identifier] == nil else { return nil }
         nextSerial += 1
-        entries[identifier] = Entry(serial: nextSerial, identifier: identifier, attachment: attachment)
+        var entry = Entry(serial: nextSerial, identifier: identifier, attachment: attachment)
+        entry.historySince = historySince
+        entries[identifier] = entry
         var actions: [Action] = []
         if session != nil { sendSubscribe(identifier, retry: 0, into: &actions, random: &random) }
         return (nextSerial, actions)
@@ -191,6 +198,7 @@ struct SubscriptionRegistry<Attachment: Sendable>: Sendable {
         entry.state = .subscribed(confirmations: entry.confirmations)
         let replay = entry.replayOnConfirm
         entry.replayOnConfirm = false
+        entry.historySince = nil
         entries[identifier] = entry
         return (replay ? [.requestHistory(identifier: identifier)] : []) + [
             .cancelRetry(identifier: identifier), .publish(identifier: entry.identifier, entry.state),
@@ -275,7 +283,12 @@ struct SubscriptionRegistry<Attachment: Sendable>: Sendable {
         entry.retries = retry
         entry.retryGeneration = nextGeneration
         entries[identifier] = entry
-        actions.append(.send(subscribeCommand(identifier, unsubscribe: false)))
+        if let since = entry.historySince {
+            actions.append(.awaitHistory(identifier: identifier))
+            actions.append(.send(CableProtocol.subscribe(identifier: identifier, historySince: since)))
+        } else {
+            actions.append(.send(subscribeCommand(identifier, unsubscribe: false)))
+        }
         if let delay = Backoff.subscribeRetryDelay(retry: retry + 1, schedule: retryDelays, using: &random) {
             actions.append(.scheduleRetry(identifier: identifier, generation: nextGeneration, after: delay))
         }

@@ -1,4 +1,5 @@
 import CableReactive
+import Foundation
 
 extension LocalCableServer {
     /// AnyCable's reliable streams and resumable sessions, as its extended protocol (`actioncable-v1-ext-json`)
@@ -21,6 +22,8 @@ struct StreamHistory {
     struct Entry {
         var offset: Int
         var message: JSONValue
+        /// When it was broadcast, in Unix seconds (a `since` request compares whole seconds, as AnyCable does).
+        var time: Int
     }
 
     struct Session {
@@ -46,7 +49,8 @@ struct StreamHistory {
         var state = streams[stream] ?? (1, [])
         let offset = state.next
         state.next += 1
-        state.entries.append(Entry(offset: offset, message: message))
+        state.entries.append(
+            Entry(offset: offset, message: message, time: Int(Date().timeIntervalSince1970.rounded(.down))))
         if state.entries.count > settings.historyLimit {
             state.entries.removeFirst(state.entries.count - settings.historyLimit)
         }
@@ -69,6 +73,12 @@ struct StreamHistory {
             low <= offset, offset < state.next
         else { return nil }
         return state.entries.filter { $0.offset > offset }
+    }
+
+    /// What a `history` request by time returns for `stream`: the stored entries broadcast at or after `since`
+    /// (Unix seconds); nothing for a stream the server does not have. It never fails.
+    func entries(of stream: String, since: Int) -> [Entry] {
+        streams[stream]?.entries.filter { $0.time >= since } ?? []
     }
 
     /// A new session id for an extended connection.

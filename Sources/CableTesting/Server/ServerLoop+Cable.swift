@@ -260,15 +260,16 @@ extension ServerLoop {
     }
 
     /// Answers a `history` request for the subscription `identifier` (its one stream), as AnyCable does: the
-    /// stored broadcasts after the requested offset, then `confirm_history`; only `reject_history` when they
-    /// cannot be given; nothing for a request with neither `since` nor `streams`. `since` alone replays nothing
-    /// here (this server keeps no timestamps), which AnyCable also confirms.
+    /// stored broadcasts after the requested offset (or, when the request does not name the stream, those since
+    /// `since`), then `confirm_history`; only `reject_history` when they cannot be given; nothing for a request
+    /// with neither `since` nor `streams`.
     private func answerHistory(_ history: JSONValue, for identifier: String, on connection: ServerConnection) {
         guard let streamHistory else { return }
         let streams = history["streams"]?.objectValue
-        let since = history["since"]?.doubleValue ?? 0
+        let since = Int((history["since"]?.doubleValue ?? 0).rounded(.down))
         guard streams != nil || since > 0 else { return }
         var replay: [StreamHistory.Entry] = []
+        if since > 0 { replay = streamHistory.entries(of: identifier, since: since) }
         if let requested = streams?[identifier] {
             guard let epoch = requested["epoch"]?.stringValue, let offset = requested["offset"]?.intValue,
                 let entries = streamHistory.entries(of: identifier, after: offset, epoch: epoch)

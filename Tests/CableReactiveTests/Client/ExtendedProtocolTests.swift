@@ -393,4 +393,79 @@ struct ExtendedProtocolTests {
         h.scheduler.flush()
         #expect(room.lastReconnect.value == .resubscribed)
     }
+
+    @Test("a reconnect during a replay asks again from the last message delivered; still once each, in order")
+    func reconnectDuringReplay() throws {
+        let h = try Self.harness()
+        let room = try h.client.subscribe(["channel": "A"])
+        let watch = Watch(room)
+        h.client.connect()
+        let first = try Self.welcome(h)
+        first.receive(ClientHarness.confirm(Self.a))
+        for n in 1...2 { first.receive(Self.broadcast(Self.a, n)) }
+        let second = try Self.reconnect(h)
+        try Self.welcome(h, #"{"type":"welcome","sid":"sid-2","restored":true}"#)
+        second.receive(Self.broadcast(Self.a, 8))  // live, waits
+        for n in 3...4 { second.receive(Self.broadcast(Self.a, n)) }  // part of the replay, then the drop
+        let third = try Self.reconnect(h)
+        #expect(third.request.value(forHeader: "X-AnyCable-Restore-SID") == "sid-2")
+        try Self.welcome(h, #"{"type":"welcome","sid":"sid-3","restored":true}"#)
+        #expect(third.sent.contains { $0.contains(#""offset":4"#) }, "from the last delivered, not the held 8")
+        for n in [3, 4, 5, 6, 7, 8, 9] { third.receive(Self.broadcast(Self.a, n)) }
+        third.receive(Self.history(Self.a, "confirm_history"))
+        h.scheduler.flush()
+        #expect(watch.values.withLock { $0 } == Array(1...9))
+        #expect(room.lastReconnect.value == .recovered)
+        #expect(watch.reconnects.withLock { $0 } == [nil, .recovering, .recovered])
+    }
+
+    @Test("a new epoch during the replay starts the stream afresh, and the rejected replay says so")
+    func epochChangeDuringReplay() throws {
+        let h = try Self.harness()
+        let room = try h.client.subscribe(["channel": "A"])
+        let watch = Watch(room)
+        h.client.connect()
+        let first = try Self.welcome(h)
+        first.receive(ClientHarness.confirm(Self.a))
+        first.receive(Self.broadcast(Self.a, 1))
+        let next = try Self.reconnect(h)
+        try Self.welcome(h, #"{"type":"welcome","sid":"sid-2","restored":true}"#)
+        next.receive(Self.broadcast(Self.a, 1, epoch: "f"))  // the server restarted: offset 1 of epoch f
+        next.receive(Self.history(Self.a, "reject_history"))
+        next.receive(Self.broadcast(Self.a, 2, epoch: "f"))
+        h.scheduler.flush()
+        #expect(watch.values.withLock { $0 } == [1, 1, 2])
+        #expect(room.lastReconnect.value == .historyRejected)
+    }
+
+    @Test("historySince: the first subscribe asks for history since then; replayed and live come out sorted")
+    func historySince() throws {
+        let h = try Self.harness()
+        let room = try h.client.subscribe(["channel": "A"], historySince: Date(timeIntervalSince1970: 1_700_000_000.9))
+        let watch = Watch(room)
+        h.client.connect()
+        let first = try Self.welcome(h)
+        #expect(
+            first.sent == [
+                #"{"command":"subscribe","history":{"since":1700000000},"identifier":"{\"channel\":\"A\"}"}"#
+            ])
+        // dropped before the confirmation: the next session asks again
+        let second = try Self.reconnect(h)
+        try Self.welcome(h)
+        #expect(second.sent.first?.contains(#""since":1700000000"#) == true)
+        second.receive(ClientHarness.confirm(Self.a))
+        second.receive(Self.broadcast(Self.a, 11))  // live, before the replay
+        for n in [5, 6, 7] { second.receive(Self.broadcast(Self.a, n)) }
+        h.scheduler.flush()
+        #expect(watch.values.withLock { $0 }.isEmpty, "waiting for the replay to end")
+        second.receive(Self.history(Self.a, "confirm_history"))
+        second.receive(Self.broadcast(Self.a, 12))
+        h.scheduler.flush()
+        #expect(watch.values.withLock { $0 } == [5, 6, 7, 11, 12])
+        #expect(room.lastReconnect.value == nil, "a first subscription is not a reconnect")
+        // once confirmed, later subscribes replay from positions instead
+        let third = try Self.reconnect(h)
+        try Self.welcome(h)
+        #expect(!third.sent.contains { $0.contains("since") })
+    }
 }

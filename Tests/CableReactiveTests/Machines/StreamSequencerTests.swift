@@ -80,4 +80,14 @@ struct StreamSequencerTests {
         #expect(sequencer.historyEnded().isEmpty)
         #expect(sequencer.marks["s"]?.offset == 1)
     }
+
+    @Test("during a replay by time, a stream seen for the first time waits and comes out sorted at its end")
+    func replayByTime() {
+        var sequencer = StreamSequencer(holdLimit: 64)
+        sequencer.historyRequested()
+        #expect(Self.feed(&sequencer, [11, 5, 6, 11, 7]).isEmpty)  // live 11 first, then the replay 5...7
+        #expect(sequencer.historyEnded().compactMap(\.intValue) == [5, 6, 7, 11])
+        #expect(Self.feed(&sequencer, [8, 12]) == [12], "8 is below the mark: a repeat")
+        #expect(sequencer.marks["s"] == .init(epoch: "e", offset: 12))
+    }
 }
