@@ -38,9 +38,25 @@ struct ClientModelTests {
 
     @Test("100 seeds x 200 random steps keep every invariant", arguments: ClientModelTests.seeds)
     func randomWalk(seed: Int) throws {
+        try walk(seed: seed, extended: false)
+    }
+
+    /// The same walk against an AnyCable server speaking the extended protocol: restoring welcomes (all, some
+    /// or none of the subscriptions), messages with stream positions (some repeated), and replay answers.
+    @Test("100 seeds x 200 random steps against an extended-protocol server", arguments: ClientModelTests.seeds)
+    func extendedRandomWalk(seed: Int) throws {
+        try walk(seed: seed, extended: true)
+    }
+
+    private func walk(seed: Int, extended: Bool) throws {
         var options = CableOptions()
         options.messageBufferSize = 10_000
         options.maxReconnectAttempts = 6
+        if extended { options.wireProtocol = .anyCableExtended }
+        let subprotocol = extended ? "actioncable-v1-ext-json" : "actioncable-v1-json"
+        /// The server's last offset per channel: only messages that reach the client take one, so the
+        /// client never sees a gap it would hold messages for.
+        var offsets: [Int: Int] = [:]
         let gate = MutableStateValue(true)
         let h = try ClientHarness(options: options, gate: gate.eraseToAnySignal(), seed: UInt64(seed))
         var random = SeededRandom(seed: UInt64(seed) &* 7919)
@@ -59,8 +75,20 @@ struct ClientModelTests {
             case 0: h.client.connect()
             case 1: if Int.random(in: 0..<3, using: &random) == 0 { h.client.disconnect() }
             case 2: gate.value.toggle()
-            case 3: h.fake.last?.open()
-            case 4: live()?.receive(#"{"type":"welcome"}"#)
+            case 3: h.fake.last?.open(subprotocol: subprotocol)
+            case 4:
+                var welcomes = [#"{"type":"welcome"}"#]
+                if extended {
+                    let some = tracked.randomElement(using: &random).map {
+                        ClientHarness.quoted($0.subscription.identifier)
+                    }
+                    welcomes += [
+                        #"{"type":"welcome","sid":"s\#(step)"}"#,
+                        #"{"type":"welcome","sid":"s\#(step)","restored":true}"#,
+                        #"{"type":"welcome","sid":"s\#(step)","restored":true,"restored_ids":[\#(some ?? "")]}"#,
+                    ]
+                }
+                live()?.receive(welcomes[Int.random(in: 0..<welcomes.count, using: &random)])
             case 5, 6:
                 if let entry = tracked.randomElement(using: &random), let connection = live() {
                     let frame = Bool.random(using: &random) ? ClientHarness.confirm : ClientHarness.reject
@@ -71,10 +99,21 @@ struct ClientModelTests {
                     sequence += 1
                     let delivered = h.state == .connected && connection.isOpen
                     let payload: JSONValue = ["seq": .int(sequence)]
-                    connection.receive(ClientHarness.message(entry.subscription.identifier, #"{"seq":\#(sequence)}"#))
+                    var frame = ClientHarness.message(entry.subscription.identifier, #"{"seq":\#(sequence)}"#)
+                    if extended {
+                        let offset = (offsets[entry.channel] ?? 0) + (delivered ? 1 : 0)
+                        if delivered { offsets[entry.channel] = offset }
+                        frame =
+                            String(frame.dropLast())
+                            + #","stream_id":"c\#(entry.channel)","epoch":"e","offset":\#(offset)}"#
+                    }
+                    connection.receive(frame)
                     // Every handle on the identifier gets it.
                     for other in tracked where delivered && other.channel == entry.channel {
                         other.expected.withLock { $0.append(payload) }
+                    }
+                    if extended, delivered, Int.random(in: 0..<4, using: &random) == 0 {
+                        connection.receive(frame)  // a repeat, as AnyCable may send one live and replayed
                     }
                 }
             case 9:
@@ -89,6 +128,12 @@ struct ClientModelTests {
                     #"{"type":"disconnect","reason":"unauthorized","reconnect":false}"#,
                     #"{"type":"ping","message":1}"#,
                 ]
+                if extended, let entry = tracked.randomElement(using: &random), Bool.random(using: &random) {
+                    let type = Bool.random(using: &random) ? "confirm_history" : "reject_history"
+                    live()?.receive(
+                        #"{"identifier":\#(ClientHarness.quoted(entry.subscription.identifier)),"type":"\#(type)"}"#)
+                    break
+                }
                 live()?.receive(frames[Int.random(in: 0..<frames.count, using: &random)])
             case 12:
                 h.scheduler.advance(by: Double.random(in: 0...20, using: &random))
