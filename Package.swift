@@ -108,7 +108,7 @@ let package = Package(
             path: "Playgrounds-linux/ReadmeSnippets"
         ),
     ]
-        + ["Chat", "GatedConnect", "TokenRefresh", "TypedChannel", "ReconnectDemo"].map { name in
+        + ["Chat", "GatedConnect", "TokenRefresh", "TypedChannel", "ReconnectDemo", "SeamlessReconnect"].map { name in
             .executableTarget(
                 name: name,
                 dependencies: ["CableReactive", "CableTesting", "ExampleSupport", "Signals"],

@@ -169,6 +169,15 @@ func anyCableExample(url: URL, reload: @escaping @Sendable () -> Void) throws ->
     return (client, watch)
 }
 
+/// A first subscribe that asks AnyCable for what was broadcast since a time.
+func historySinceExample(client: ActionCableClient, lastSeen: Date) throws -> ChannelSubscription {
+    // snippet:start history-since
+    // Replays what the room broadcast since lastSeen (AnyCable keeps a few minutes), then the live messages.
+    let room = try client.subscribe(["channel": "ChatChannel", "room": "lobby"], historySince: lastSeen)
+    // snippet:end
+    return room
+}
+
 #if canImport(SwiftUI) && canImport(Combine)
     import Combine
     import SwiftUI
