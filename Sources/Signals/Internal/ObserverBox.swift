@@ -29,7 +29,7 @@ package final class ObserverBox<Element: Sendable>: Drainable {
         @usableFromInline var ended = false
         @usableFromInline var draining = false
         @usableFromInline var handler: (@Sendable (SignalEvent<Element>) -> Void)?
-        @usableFromInline var waiter: CheckedContinuation<Void, Never>?
+        @usableFromInline var waiter: UnsafeContinuation<Void, Never>?
         /// Pull mode: elements the consumer took, released by the next send.
         @usableFromInline var taken: [Element] = []
 
@@ -198,19 +198,37 @@ package final class ObserverBox<Element: Sendable>: Drainable {
     }
 
     /// Suspends until an element or the end is available (or the task is cancelled, which cancels the box).
-    @usableFromInline
-    package func wait() async {
-        await withTaskCancellationHandler {
-            await withCheckedContinuation { (waiter: CheckedContinuation<Void, Never>) in
-                let ready = state.withLock { state -> Bool in
-                    if !state.buffer.isEmpty || state.finishPending || state.ended { return true }
-                    state.waiter = waiter
-                    return false
-                }
-                if ready { waiter.resume() }
+    ///
+    /// The continuation is unchecked: it is stored and taken out only under the lock, so exactly one of a
+    /// send, the end or a cancellation resumes it, once (a checked one allocated a canary per wait).
+    #if compiler(>=6.2)
+        /// On the caller's executor (`nonisolated(nonsending)`): a loop's wait hops to no other executor
+        /// (CableBench with 1,000 subscriptions, one wait per message: 10% faster with both changes).
+        @usableFromInline
+        nonisolated(nonsending) package func wait() async {
+            await withTaskCancellationHandler {
+                await withUnsafeContinuation { waiter in if !park(waiter) { waiter.resume() } }
+            } onCancel: {
+                cancel()
             }
-        } onCancel: {
-            cancel()
+        }
+    #else
+        @usableFromInline
+        package func wait() async {
+            await withTaskCancellationHandler {
+                await withUnsafeContinuation { waiter in if !park(waiter) { waiter.resume() } }
+            } onCancel: {
+                cancel()
+            }
+        }
+    #endif
+
+    /// Stores `waiter` for the next send, unless something is ready now (then returns `false`).
+    private func park(_ waiter: UnsafeContinuation<Void, Never>) -> Bool {
+        state.withLock { state -> Bool in
+            if !state.buffer.isEmpty || state.finishPending || state.ended { return false }
+            state.waiter = waiter
+            return true
         }
     }
 
@@ -220,7 +238,7 @@ package final class ObserverBox<Element: Sendable>: Drainable {
     @usableFromInline
     package func cancel() {
         let (handler, waiter, taken) = state.withLock {
-            state -> ((@Sendable (SignalEvent<Element>) -> Void)?, CheckedContinuation<Void, Never>?, [Element]) in
+            state -> ((@Sendable (SignalEvent<Element>) -> Void)?, UnsafeContinuation<Void, Never>?, [Element]) in
             state.ended = true
             state.buffer.removeAll()
             defer {
@@ -300,7 +318,7 @@ package protocol Drainable: AnyObject, Sendable {
 @usableFromInline
 package struct Wake: Sendable {
     @usableFromInline let box: (any Drainable)?
-    @usableFromInline let waiter: CheckedContinuation<Void, Never>?
+    @usableFromInline let waiter: UnsafeContinuation<Void, Never>?
 
     /// Nothing to do.
     @inlinable
@@ -313,10 +331,10 @@ package struct Wake: Sendable {
     static func drain(_ box: any Drainable) -> Wake { Wake(box: box, waiter: nil) }
 
     @inlinable
-    static func resume(_ waiter: CheckedContinuation<Void, Never>) -> Wake { Wake(box: nil, waiter: waiter) }
+    static func resume(_ waiter: UnsafeContinuation<Void, Never>) -> Wake { Wake(box: nil, waiter: waiter) }
 
     @inlinable
-    init(box: (any Drainable)?, waiter: CheckedContinuation<Void, Never>?) {
+    init(box: (any Drainable)?, waiter: UnsafeContinuation<Void, Never>?) {
         self.box = box
         self.waiter = waiter
     }
