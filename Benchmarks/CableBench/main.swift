@@ -15,7 +15,10 @@
 
 import BenchSupport
 import CableReactive
-import Glibc
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 #if canImport(FoundationEssentials)
     import FoundationEssentials
