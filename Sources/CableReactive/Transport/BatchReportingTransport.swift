@@ -58,7 +58,7 @@ package struct TextReceiver: Sendable {
 extension TextReceiver {
     /// `handler`, except that `.text` events go to this receiver, each as a read of one message: how a
     /// transport without ``BatchReportingTransport`` (`URLSessionTransport`, `FakeTransport`, your own) feeds
-    /// the same delivery path as ``SocketTransport``.
+    /// the same delivery path as `SocketTransport`.
     func adapting(
         _ handler: @escaping @Sendable (WebSocketEvent) -> Void
     ) -> @Sendable (WebSocketEvent) -> Void {

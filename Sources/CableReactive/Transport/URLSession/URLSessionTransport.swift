@@ -28,7 +28,7 @@
         public var maximumMessageSize: Int
         /// The most bytes of text that may wait to be sent (handed to `send` and not yet reported written by the
         /// task). A `send` that would pass it returns `false`; once the task has written more, `send` succeeds
-        /// again. Default 8 MiB, as ``SocketTransport``'s.
+        /// again. Default 8 MiB, as the Linux transport's.
         public var maxPendingSendBytes: Int
 
         /// Creates a transport; see ``maximumMessageSize`` and ``maxPendingSendBytes``.
