@@ -81,8 +81,18 @@ struct StreamHistory {
         streams[stream]?.entries.filter { $0.time >= since } ?? []
     }
 
-    /// A new session id for an extended connection.
-    mutating func newSessionID() -> String {
+    /// The most cached sessions of ended connections; beyond it the ones that expire first go.
+    static let maxEndedSessions = 10_000
+
+    /// A new session id for an extended connection. Expired sessions are forgotten here, and the cache of
+    /// ended connections' sessions is bounded by ``maxEndedSessions``, so a long test run does not grow it.
+    mutating func newSessionID(now: UInt64) -> String {
+        sessions = sessions.filter { $0.value.expires.map { $0 > now } ?? true }
+        let ended = sessions.filter { $0.value.expires != nil }
+        if ended.count > Self.maxEndedSessions {
+            let oldest = ended.sorted { ($0.value.expires ?? 0) < ($1.value.expires ?? 0) }
+            for (id, _) in oldest.prefix(ended.count - Self.maxEndedSessions) { sessions[id] = nil }
+        }
         sessionCount += 1
         return "sid-\(sessionCount)-\(epoch)"
     }

@@ -147,7 +147,7 @@ extension ServerLoop {
         connection.welcomeAt = nil
         var welcome: [String: JSONValue] = ["type": "welcome"]
         if options.includesSessionID { welcome["sid"] = .string(String(connection.id.rawValue)) }
-        if connection.isExtended, let sessionID = streamHistory?.newSessionID() {
+        if connection.isExtended, let sessionID = streamHistory?.newSessionID(now: Socket.now()) {
             connection.sessionID = sessionID
             streamHistory?.update(sessionID, subscriptions: connection.subscriptions)
             welcome["sid"] = .string(sessionID)
