@@ -208,6 +208,7 @@ func historySinceExample(client: ActionCableClient, lastSeen: Date) throws -> Ch
         }
     }
 
+    @available(iOS 14, macOS 11, tvOS 14, watchOS 7, *)  // scenePhase and onChange(of:perform:)
     struct ChatScreen: View {
         @Environment(\.scenePhase) private var scenePhase
         @ObservedObject var model: CableModel
