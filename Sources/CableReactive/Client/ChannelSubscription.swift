@@ -225,19 +225,20 @@ final class SubscriptionBox: Sendable {
     let handOverThreshold: Int
     /// The handles, in the order they subscribed.
     let sinks: [HandleSink]
-    /// The subscription's stream positions (AnyCable), kept by every box that replaces this one.
-    let cursor: StreamCursor
+    /// The subscription's stream positions (AnyCable). `Locked` shares its value between copies, so every box
+    /// that replaces this one keeps the same sequencer.
+    let streams: Locked<StreamSequencer>
 
     init(
         serial: Int, identifier: String, bufferSize: Int, log: LogContext, sinks: [HandleSink] = [],
-        cursor: StreamCursor? = nil
+        streams: Locked<StreamSequencer>? = nil
     ) {
         self.serial = serial
         self.identifier = identifier
         self.bufferSize = bufferSize
         self.log = log
         self.sinks = sinks
-        self.cursor = cursor ?? StreamCursor(holdLimit: bufferSize)
+        self.streams = streams ?? Locked(StreamSequencer(holdLimit: bufferSize))
         handOverThreshold = max(1, bufferSize / 2)
     }
 
@@ -245,14 +246,14 @@ final class SubscriptionBox: Sendable {
     func adding(_ sink: HandleSink) -> SubscriptionBox {
         SubscriptionBox(
             serial: serial, identifier: identifier, bufferSize: bufferSize, log: log, sinks: sinks + [sink],
-            cursor: cursor)
+            streams: streams)
     }
 
     /// Stages `message` for the handles, through the stream sequencer when it carries a position: a repeat
     /// is dropped, and a message past a gap waits while a history replay is awaited.
     func stage(_ message: JSONValue, at position: StreamPosition?, in batch: DeliveryBatch) {
         guard let position else { return batch.stage(message, for: self) }
-        for ready in cursor.sequencer.withLock({ $0.accept(message, at: position) }) { batch.stage(ready, for: self) }
+        for ready in streams.withLock({ $0.accept(message, at: position) }) { batch.stage(ready, for: self) }
     }
 
     /// This box without the handle `id`, and that handle; nil if it is not (or no longer) here.
@@ -261,7 +262,7 @@ final class SubscriptionBox: Sendable {
         var rest = sinks
         let removed = rest.remove(at: index)
         let box = SubscriptionBox(
-            serial: serial, identifier: identifier, bufferSize: bufferSize, log: log, sinks: rest, cursor: cursor)
+            serial: serial, identifier: identifier, bufferSize: bufferSize, log: log, sinks: rest, streams: streams)
         return (box, removed)
     }
 

@@ -232,7 +232,7 @@ final class ClientEngine: Sendable {
             var replayable: Set<String> = []
             if core.extendedAttempt == id {
                 for (identifier, entry) in core.registry.entries
-                where entry.attachment.box.cursor.sequencer.withLock({ !$0.marks.isEmpty }) {
+                where entry.attachment.box.streams.withLock({ !$0.marks.isEmpty }) {
                     replayable.insert(identifier)
                 }
             }
@@ -241,7 +241,7 @@ final class ClientEngine: Sendable {
             for action in actions { execute(action, in: &core) }
         case .sessionEnded:
             for entry in core.registry.entries.values {
-                entry.attachment.box.cursor.sequencer.withLock { $0.sessionEnded() }
+                entry.attachment.box.streams.withLock { $0.sessionEnded() }
             }
             for action in core.registry.sessionEnded() { execute(action, in: &core) }
         case .publish(let state):
@@ -279,14 +279,12 @@ final class ClientEngine: Sendable {
                 for sink in sinks { sink.reconnect.value = outcome }
             }
         case .awaitHistory(let identifier):
-            core.registry[identifier]?.attachment.box.cursor.sequencer.withLock { $0.historyRequested() }
+            core.registry[identifier]?.attachment.box.streams.withLock { $0.historyRequested() }
         case .requestHistory(let identifier):
             guard let box = core.registry[identifier]?.attachment.box else { return }
-            let positions = box.cursor.sequencer.withLock { sequencer in
+            let positions = box.streams.withLock { sequencer in
                 sequencer.historyRequested()
-                return sequencer.marks.map {
-                    StreamPosition(stream: $0.key, epoch: $0.value.epoch, offset: $0.value.offset)
-                }
+                return sequencer.positions
             }
             Self.sendOnLiveSession(CableProtocol.history(identifier: identifier, since: positions), in: core)
         case .scheduleRetry(let identifier, let generation, let delay):
@@ -477,7 +475,7 @@ final class ClientEngine: Sendable {
             emit(logs)
             // What waited for the replay goes out after it, in stream order.
             if let box {
-                for message in box.cursor.sequencer.withLock({ $0.historyEnded() }) { batch.stage(message, for: box) }
+                for message in box.streams.withLock({ $0.historyEnded() }) { batch.stage(message, for: box) }
             }
         case .welcome(let sessionID, let restored):
             core.withLock { core in

@@ -19,7 +19,6 @@ struct StreamSequencer: Sendable {
     /// Whether a history replay is awaited.
     private(set) var awaitingHistory = false
     private var held: [String: [(offset: Int, epoch: String, message: JSONValue)]] = [:]
-    private var heldCount = 0
     let holdLimit: Int
 
     init(holdLimit: Int) {
@@ -33,16 +32,12 @@ struct StreamSequencer: Sendable {
         guard let mark = marks[stream] else {
             // The stream's first message. During a replay by time (a first subscribe with `since`), a live
             // message may come before older replayed ones: it waits, and the end of the replay sorts them.
-            if awaitingHistory {
-                hold(message, at: position)
-                return heldCount > holdLimit ? releaseAll() : []
-            }
+            if awaitingHistory { return hold(message, at: position) }
             marks[stream] = Mark(epoch: position.epoch, offset: position.offset)
             return [message]
         }
         guard mark.epoch == position.epoch else {
             // A new epoch (the server's history restarted): a new sequence.
-            heldCount -= held[stream]?.count ?? 0
             held[stream] = nil
             marks[stream] = Mark(epoch: position.epoch, offset: position.offset)
             return [message]
@@ -52,8 +47,12 @@ struct StreamSequencer: Sendable {
             marks[stream]?.offset = position.offset
             return [message] + releaseContiguous(stream)
         }
-        hold(message, at: position)
-        return heldCount > holdLimit ? releaseAll() : []
+        return hold(message, at: position)
+    }
+
+    /// Each stream's last delivered position: what a history request asks to replay after.
+    var positions: [StreamPosition] {
+        marks.map { StreamPosition(stream: $0.key, epoch: $0.value.epoch, offset: $0.value.offset) }
     }
 
     /// A history request went out: live messages past a gap wait for the replay from now on.
@@ -71,16 +70,18 @@ struct StreamSequencer: Sendable {
     mutating func sessionEnded() {
         awaitingHistory = false
         held.removeAll()
-        heldCount = 0
     }
 
-    private mutating func hold(_ message: JSONValue, at position: StreamPosition) {
+    /// Keeps `message` waiting in offset order (a repeat of a waiting one is dropped). Returns nothing, or
+    /// everything that waits once more than `holdLimit` do.
+    private mutating func hold(_ message: JSONValue, at position: StreamPosition) -> [JSONValue] {
         var waiting = held[position.stream] ?? []
-        guard !waiting.contains(where: { $0.offset == position.offset }) else { return }  // a repeat of a held one
-        let index = waiting.firstIndex { $0.offset > position.offset } ?? waiting.endIndex
-        waiting.insert((position.offset, position.epoch, message), at: index)
-        held[position.stream] = waiting
-        heldCount += 1
+        if !waiting.contains(where: { $0.offset == position.offset }) {
+            let index = waiting.firstIndex { $0.offset > position.offset } ?? waiting.endIndex
+            waiting.insert((position.offset, position.epoch, message), at: index)
+            held[position.stream] = waiting
+        }
+        return held.values.reduce(0) { $0 + $1.count } > holdLimit ? releaseAll() : []
     }
 
     /// The held messages of `stream` that now follow its mark without a gap (repeats dropped).
@@ -89,7 +90,6 @@ struct StreamSequencer: Sendable {
         var released: [JSONValue] = []
         while let first = waiting.first, first.offset <= mark.offset + 1 {
             waiting.removeFirst()
-            heldCount -= 1
             if first.offset == mark.offset + 1 {
                 released.append(first.message)
                 mark.offset = first.offset
@@ -114,17 +114,6 @@ struct StreamSequencer: Sendable {
             marks[stream] = mark
         }
         held.removeAll()
-        heldCount = 0
         return released
-    }
-}
-
-/// A subscription's ``StreamSequencer``, shared by the boxes that replace one another as handles come and go.
-/// Touched on the network thread for each message with a position, and by the engine around reconnects.
-final class StreamCursor: Sendable {
-    let sequencer: Locked<StreamSequencer>
-
-    init(holdLimit: Int) {
-        sequencer = Locked(StreamSequencer(holdLimit: holdLimit))
     }
 }
