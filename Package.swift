@@ -14,17 +14,17 @@ let package = Package(
     targets: [
         .target(name: "Signals"),
         .systemLibrary(
-            name: "COpenSSL",
+            name: "CCableReactiveOpenSSL",
             pkgConfig: "openssl",
             providers: [.apt(["libssl-dev"]), .brew(["openssl"])]
         ),
-        .systemLibrary(name: "CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
+        .systemLibrary(name: "CCableReactiveZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
         .target(
             name: "CableReactive",
             dependencies: [
                 "Signals",
-                .target(name: "COpenSSL", condition: .when(platforms: [.linux])),
-                .target(name: "CZlib", condition: .when(platforms: [.linux])),
+                .target(name: "CCableReactiveOpenSSL", condition: .when(platforms: [.linux])),
+                .target(name: "CCableReactiveZlib", condition: .when(platforms: [.linux])),
             ]
         ),
         .target(name: "CableTesting", dependencies: ["CableReactive", "Signals"]),

@@ -1,7 +1,7 @@
 /// The platform's default transport: `SocketTransport` where OpenSSL is available (Linux), otherwise
 /// `URLSessionTransport` (Apple platforms).
 func defaultTransport() -> any WebSocketTransport {
-    #if canImport(COpenSSL)
+    #if canImport(CCableReactiveOpenSSL)
         SocketTransport()
     #else
         URLSessionTransport()

@@ -1,4 +1,4 @@
-#if canImport(COpenSSL) && canImport(Glibc)
+#if canImport(CCableReactiveOpenSSL) && canImport(Glibc)
     import Glibc
     import Testing
 

@@ -3,8 +3,8 @@ import Testing
 
 @testable import CableReactive
 
-#if canImport(COpenSSL)
-    import COpenSSL
+#if canImport(CCableReactiveOpenSSL)
+    import CCableReactiveOpenSSL
 #endif
 
 @Suite("SHA-1 and the accept key")
@@ -43,7 +43,7 @@ struct SHA1Tests {
         #expect(AcceptKey.compute(forKey: "dGhlIHNhbXBsZSBub25jZQ==") == "s3pPLMBiTxaQ9kYGzzhZRbK+xOo=")
     }
 
-    #if canImport(COpenSSL)
+    #if canImport(CCableReactiveOpenSSL)
         @Test("agrees with OpenSSL's SHA-1 for every padding length and a few blocks")
         func agreesWithOpenSSL() {
             var random = SystemRandomNumberGenerator()

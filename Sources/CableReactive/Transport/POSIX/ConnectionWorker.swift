@@ -1,4 +1,4 @@
-#if canImport(COpenSSL)
+#if canImport(CCableReactiveOpenSSL)
     #if canImport(FoundationEssentials) && !CABLE_FULL_FOUNDATION
         import FoundationEssentials
     #else

@@ -1,4 +1,4 @@
-#if canImport(COpenSSL)
+#if canImport(CCableReactiveOpenSSL)
     #if canImport(Glibc)
         import Glibc
     #elseif canImport(Musl)

@@ -1,4 +1,4 @@
-#if canImport(COpenSSL)
+#if canImport(CCableReactiveOpenSSL)
     import Dispatch
 
     #if canImport(FoundationEssentials) && !CABLE_FULL_FOUNDATION

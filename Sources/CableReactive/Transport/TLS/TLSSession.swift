@@ -1,5 +1,5 @@
-#if canImport(COpenSSL)
-    import COpenSSL
+#if canImport(CCableReactiveOpenSSL)
+    import CCableReactiveOpenSSL
     import Signals
 
     /// A TLS client session over OpenSSL memory BIOs: OpenSSL never touches the socket.

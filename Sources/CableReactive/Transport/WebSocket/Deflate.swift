@@ -1,5 +1,5 @@
-#if canImport(CZlib)
-    import CZlib
+#if canImport(CCableReactiveZlib)
+    import CCableReactiveZlib
 
     /// The permessage-deflate codec of one connection (RFC 7692): raw DEFLATE with a 32 KiB window,
     /// messages ending in an empty sync-flush block whose `00 00 ff ff` tail is not sent.
@@ -58,7 +58,7 @@
                     let (status, produced) = chunk.withUnsafeMutableBufferPointer { outBuffer in
                         stream.pointee.next_out = outBuffer.baseAddress
                         stream.pointee.avail_out = uInt(outBuffer.count)
-                        let status = CZlib.inflate(stream, Z_SYNC_FLUSH)
+                        let status = CCableReactiveZlib.inflate(stream, Z_SYNC_FLUSH)
                         let produced = outBuffer.count - Int(stream.pointee.avail_out)
                         stream.pointee.next_out = nil
                         return (status, produced)
@@ -100,7 +100,7 @@
                     let produced = chunk.withUnsafeMutableBufferPointer { outBuffer in
                         stream.pointee.next_out = outBuffer.baseAddress
                         stream.pointee.avail_out = uInt(outBuffer.count)
-                        _ = CZlib.deflate(stream, Z_SYNC_FLUSH)
+                        _ = CCableReactiveZlib.deflate(stream, Z_SYNC_FLUSH)
                         let produced = outBuffer.count - Int(stream.pointee.avail_out)
                         stream.pointee.next_out = nil
                         return produced
