@@ -56,7 +56,7 @@
             let peer = try Peers.wrongHost.get()
             let (_, recorder) = connect("wss://localhost:\(peer.port)/echo", options: try tlsOptions())
             let info = recorder.waitClosed()
-            #expect(info?.failureKind == .tls)
+            #expect(info?.failureKind == .certificate)
             #expect("\(String(describing: info))".contains("hostname mismatch"))
         }
 
@@ -64,7 +64,7 @@
         func rejectsUnknownCA() throws {
             let peer = try Peers.tls.get()
             let (_, recorder) = connect("wss://localhost:\(peer.port)/echo")
-            #expect(recorder.waitClosed()?.failureKind == .tls)
+            #expect(recorder.waitClosed()?.failureKind == .certificate)
         }
 
         @Test("verifies an IPv6 literal against the certificate's IP address")

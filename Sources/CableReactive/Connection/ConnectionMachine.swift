@@ -156,7 +156,7 @@ struct ConnectionMachine: Sendable {
                 case .failed(let error): lost(.failed, error: error)
                 }
             }
-            transportClosed(id: id, unauthorized: unauthorized, now: now, random: &random)
+            transportClosed(id: id, unauthorized: unauthorized, info: info, now: now, random: &random)
         case .welcome(let id): welcome(id: id, now: now)
         case .frame(let id): _ = noteFrame(id: id, now: now)
         case .serverDisconnect(let id, let reason, let reconnect):
@@ -261,6 +261,7 @@ struct ConnectionMachine: Sendable {
     private mutating func transportClosed(
         id: UInt64,
         unauthorized: Bool,
+        info: WebSocketCloseInfo,
         now: TimeInterval,
         random: inout some RandomNumberGenerator
     ) {
@@ -268,6 +269,8 @@ struct ConnectionMachine: Sendable {
         case .opening(id):
             if unauthorized {
                 handleUnauthorized(reason: nil, now: now, random: &random)
+            } else if case .failed(let error) = info, error.kind.isPermanent {
+                stop(reason: .permanentFailure(error))  // a refused certificate stays refused
             } else {
                 openFailed(resetStreak: true, now: now, random: &random)
             }

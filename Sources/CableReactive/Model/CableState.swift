@@ -5,7 +5,7 @@
 /// | `disconnected` | not connecting: before ``ActionCableClient/connect()``, after ``ActionCableClient/disconnect()``, or while `canConnect` is false | nothing, or "offline" |
 /// | `connecting(attempt:)` | opening a connection or waiting to retry; `attempt` counts consecutive failures (0 = first try) | a spinner; "reconnecting" once `attempt > 0` |
 /// | `connected` | the server's welcome arrived; subscriptions are (re)sent | live content |
-/// | `stopped(reason:)` | gave up, for the ``CableStopReason`` given: the server said not to reconnect, credentials were refused, the attempts ran out, or the server speaks none of our protocols; ``ActionCableClient/connect()`` starts again | an error with a retry button |
+/// | `stopped(reason:)` | gave up, for the ``CableStopReason`` given: the server said not to reconnect, credentials were refused, the attempts ran out, the server speaks none of our protocols, or the failure is permanent (a refused certificate); ``ActionCableClient/connect()`` starts again | an error with a retry button |
 /// | `closed` | ``ActionCableClient/close()`` was called; terminal | nothing |
 public enum CableState: Sendable, Hashable, CustomStringConvertible {
     /// Not connecting.
@@ -75,6 +75,11 @@ public struct CableStopReason: Sendable, Hashable, CustomStringConvertible {
         public static let unauthorized = Kind("unauthorized")
         /// ``CableOptions/maxReconnectAttempts`` consecutive attempts failed.
         public static let attemptsExhausted = Kind("attempts_exhausted")
+        /// The connection failed in a way retrying cannot fix: the server's certificate was refused, App
+        /// Transport Security blocked a `ws://` URL, or the URL cannot be used
+        /// (the `WebSocketError` kinds `certificate`, `insecureConnectionBlocked` and `invalidURL`).
+        /// ``CableStopReason/error`` says which.
+        public static let permanentFailure = Kind("permanent_failure")
         /// The server chose the `actioncable-unsupported` subprotocol: it understands none of the protocols
         /// we offered (for example a newer Action Cable), so retrying cannot help.
         public static let unsupportedProtocol = Kind("unsupported_protocol")
@@ -88,10 +93,13 @@ public struct CableStopReason: Sendable, Hashable, CustomStringConvertible {
     /// The reason the server gave, when the stop follows a server `disconnect` (`nil` when it sent none, and
     /// for the client's own decisions). Server text: show it only if you trust the server's wording.
     public let serverReason: String?
+    /// The transport's error, for ``Kind-swift.struct/permanentFailure`` (`nil` for the other kinds).
+    public let error: WebSocketError?
 
-    package init(kind: Kind, serverReason: String? = nil) {
+    package init(kind: Kind, serverReason: String? = nil, error: WebSocketError? = nil) {
         self.kind = kind
         self.serverReason = serverReason
+        self.error = error
     }
 
     /// The server said `disconnect` with `reconnect: false` and `reason`.
@@ -111,10 +119,16 @@ public struct CableStopReason: Sendable, Hashable, CustomStringConvertible {
     /// The server speaks none of the protocols we offered.
     public static let unsupportedProtocol = CableStopReason(kind: .unsupportedProtocol)
 
+    /// The transport failed with `error`, whose kind retrying cannot fix (a refused certificate, for example).
+    public static func permanentFailure(_ error: WebSocketError) -> CableStopReason {
+        CableStopReason(kind: .permanentFailure, error: error)
+    }
+
     /// For example `server_disconnect("maintenance")` or `attempts_exhausted`. It includes the server's
     /// reason text; the client's own logs print only the kind.
     public var description: String {
-        serverReason.map { "\(kind.name)(\"\($0)\")" } ?? kind.name
+        if let error { return "\(kind.name)(\(error.kind))" }
+        return serverReason.map { "\(kind.name)(\"\($0)\")" } ?? kind.name
     }
 }
 

@@ -134,8 +134,16 @@ public struct WebSocketError: Error, Hashable, Sendable, CustomStringConvertible
         public static let connectionRefused = Kind("connectionRefused")
         /// The TCP connection, TLS handshake or HTTP upgrade took longer than the connect timeout.
         public static let timeout = Kind("timeout")
-        /// The TLS handshake failed (certificate, host name, protocol version).
+        /// The TLS handshake failed for another reason than the certificate (protocol version, cipher, a
+        /// connection lost during the handshake). Retried.
         public static let tls = Kind("tls")
+        /// The server's certificate was refused: not trusted (unknown CA, self-signed), expired or not yet
+        /// valid, issued for another host, or matching none of the pinned keys. Retrying cannot help, so the
+        /// client stops (``CableStopReason/Kind-swift.struct/permanentFailure``).
+        public static let certificate = Kind("certificate")
+        /// The platform refused to open a plain-text connection: App Transport Security on Apple platforms
+        /// allows `ws://` only to hosts the app's Info.plist exempts. Use `wss://`. The client stops.
+        public static let insecureConnectionBlocked = Kind("insecureConnectionBlocked")
         /// The server answered the upgrade with a status other than 101.
         public static func upgradeRejected(status: Int) -> Kind { Kind("upgradeRejected", status: status) }
         /// The upgrade response was malformed or did not match the request (accept key, headers, subprotocol).
@@ -148,8 +156,15 @@ public struct WebSocketError: Error, Hashable, Sendable, CustomStringConvertible
         public static let abnormalClosure = Kind("abnormalClosure")
         /// A socket call failed with `errno`.
         public static func io(errno: Int32) -> Kind { Kind("io", errno: errno) }
-        /// The URL is not a usable ws or wss URL.
+        /// The URL is not a usable ws or wss URL. The client stops.
         public static let invalidURL = Kind("invalidURL")
+
+        /// Whether retrying cannot help, so the client stops instead of retrying: ``certificate``,
+        /// ``insecureConnectionBlocked`` and ``invalidURL``. Offline, refused, lost and timed-out connections,
+        /// rejected upgrades and other TLS failures are retried.
+        package var isPermanent: Bool {
+            self == .certificate || self == .insecureConnectionBlocked || self == .invalidURL
+        }
 
         /// The name with its value, e.g. `upgradeRejected(status: 404)`.
         public var description: String {

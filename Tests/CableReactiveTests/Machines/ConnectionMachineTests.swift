@@ -324,6 +324,43 @@ struct ServerDisconnectTests {
         #expect(h.state == .connecting(attempt: 0))
     }
 
+    @Test(
+        "a permanent transport failure stops at once, whatever maxReconnectAttempts says; others are retried",
+        arguments: [
+            (WebSocketError.Kind.certificate, true), (.insecureConnectionBlocked, true), (.invalidURL, true),
+            (.tls, false), (.connectionRefused, false), (.dnsFailure, false), (.upgradeRejected(status: 404), false),
+        ])
+    func permanentFailureStops(kind: WebSocketError.Kind, permanent: Bool) {
+        var h = MachineHarness(maxReconnectAttempts: nil)
+        let id = h.start()
+        let error = WebSocketError(kind, detail: "URLError -1202")
+        let actions = h.send(.transportClosed(id: id, unauthorized: false, info: .failed(error)))
+        if permanent {
+            #expect(h.state == .stopped(reason: .permanentFailure(error)))
+            #expect(MachineHarness.delays(actions, .backoff).isEmpty)
+            guard case .stopped(let reason) = h.state else { return }
+            #expect(reason.kind == .permanentFailure && reason.error?.kind == kind && reason.serverReason == nil)
+            #expect(reason.description == "permanent_failure(\(kind))")
+            h.send(.connect)  // the app fixed it (or the user trusts the network now): start over
+            #expect(h.state == .connecting(attempt: 0))
+        } else {
+            #expect(h.state == .connecting(attempt: 1))
+            #expect(MachineHarness.delays(actions, .backoff).count == 1)
+        }
+    }
+
+    @Test("a permanent failure of a replaced attempt is ignored")
+    func stalePermanentFailure() {
+        var h = MachineHarness()
+        let first = h.start()
+        h.send(.transportClosed(id: first, unauthorized: false))
+        h.fireBackoff()
+        #expect(h.prepareAndOpen() != first)
+        let stale = h.send(.transportClosed(id: first, unauthorized: false, info: .failed(WebSocketError(.certificate))))
+        #expect(stale.isEmpty)
+        #expect(h.state == .connecting(attempt: 1))
+    }
+
     @Test("an unsupported protocol from a replaced attempt is ignored")
     func staleUnsupportedProtocol() {
         var h = MachineHarness()

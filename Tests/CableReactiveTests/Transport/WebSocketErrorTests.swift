@@ -22,9 +22,22 @@ struct WebSocketErrorTests {
         #expect("\(WebSocketError.Kind.dnsFailure)" == "dnsFailure")
         let kinds: [WebSocketError.Kind] = [
             .dnsFailure, .connectionRefused, .timeout, .tls, .upgradeRejected(status: 500), .invalidHandshake,
-            .protocolViolation(closeCode: .protocolError), .abnormalClosure, .io(errno: 5), .invalidURL,
+            .protocolViolation(closeCode: .protocolError), .abnormalClosure, .io(errno: 5), .invalidURL, .certificate,
+            .insecureConnectionBlocked,
         ]
         #expect(Set(kinds).count == kinds.count)
         #expect(Set(kinds.map(\.name)).count == kinds.count)
+    }
+
+    @Test("only certificate, App Transport Security and URL failures are permanent")
+    func permanentKinds() {
+        let permanent: [WebSocketError.Kind] = [.certificate, .insecureConnectionBlocked, .invalidURL]
+        let retried: [WebSocketError.Kind] = [
+            .dnsFailure, .connectionRefused, .timeout, .tls, .upgradeRejected(status: 404),
+            .upgradeRejected(status: 503), .invalidHandshake, .protocolViolation(closeCode: .protocolError),
+            .abnormalClosure, .io(errno: 104),
+        ]
+        #expect(permanent.allSatisfy { $0.isPermanent })
+        #expect(!retried.contains { $0.isPermanent })
     }
 }

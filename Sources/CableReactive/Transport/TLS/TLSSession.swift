@@ -136,8 +136,8 @@
             output.removeLast(pending - max(0, Int(read)))
         }
 
-        /// A `.tls` error with OpenSSL's reason: the verify result when certificate checking failed,
-        /// else the first queued error. These strings never include certificate contents.
+        /// A `.certificate` error with the verify result when certificate checking failed, else a `.tls` error
+        /// with OpenSSL's first queued error. These strings never include certificate contents.
         static func error(_ step: String, ssl: OpaquePointer? = nil) -> WebSocketError {
             var detail = step
             if let ssl {
@@ -145,7 +145,7 @@
                 if verify != X509_V_OK, let text = X509_verify_cert_error_string(verify) {
                     detail += ": certificate verify failed: " + String(cString: text)
                     ERR_clear_error()
-                    return WebSocketError(.tls, detail: detail)
+                    return WebSocketError(.certificate, detail: detail)
                 }
             }
             let code = ERR_get_error()
