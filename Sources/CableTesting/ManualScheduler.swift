@@ -95,6 +95,23 @@ public final class ManualScheduler: CableScheduler, Sendable {
         state.withLock { $0.now = max($0.now, deadline) }
     }
 
+    /// Models the device sleeping for `interval` while the app is suspended: the clock jumps forward at once
+    /// (a ``CableScheduler``'s clock counts sleep, as `DispatchScheduler`'s does), then the work that fell due
+    /// meanwhile runs, late, in deadline order, each piece seeing the time of waking up.
+    ///
+    /// ```swift
+    /// scheduler.suspend(for: 600)  // ten minutes in the background, the socket died meanwhile
+    /// #expect(client.state.value == .connecting(attempt: 0))  // found stale at once, reconnecting
+    /// ```
+    public func suspend(for interval: TimeInterval) {
+        flush()
+        let woken = state.withLock { state -> TimeInterval in
+            state.now += max(interval, 0)
+            return state.now
+        }
+        advance(to: woken)
+    }
+
     /// Runs pending work, moving time to each deadline, until nothing is pending or `limit` pieces of work
     /// have run. A connected client always has a timer pending, so prefer ``advance(by:)`` for clients.
     ///

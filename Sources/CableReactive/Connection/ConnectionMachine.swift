@@ -92,6 +92,8 @@ struct ConnectionMachine: Sendable {
     private(set) var gate: Bool?
     private var nextID: UInt64 = 0
     private var lastFrameAt: TimeInterval = 0
+    /// When the current attempt started: its welcome deadline is `staleTimeout` after this.
+    private var attemptStartedAt: TimeInterval = 0
     /// Whether `.waiting` was the last of `.waiting` / `.notWaiting` reported.
     private var reportedWaiting = false
     private var actions: [Action] = []
@@ -241,6 +243,7 @@ struct ConnectionMachine: Sendable {
         stopWaiting()
         let id = newID()
         phase = .preparing(id: id)
+        attemptStartedAt = now
         actions.append(.cancelTimer(.backoff))
         actions.append(.schedule(.watchdog, id: id, after: config.staleTimeout))
         publish(.connecting(attempt: attempt))
@@ -326,6 +329,13 @@ struct ConnectionMachine: Sendable {
                 actions.append(.schedule(.watchdog, id: id, after: config.staleTimeout - silence))
             }
         case (.watchdog, .preparing(id)), (.watchdog, .opening(id)):
+            // A timer may fire early (a wall-clock deadline after the clock was set forward): only the
+            // scheduler's clock says whether the attempt's time is up.
+            let waited = now - attemptStartedAt
+            guard waited >= config.staleTimeout - 0.001 else {
+                actions.append(.schedule(.watchdog, id: id, after: config.staleTimeout - waited))
+                return
+            }
             emit(.warn, "handshake_timeout", [.attempt(attempt)])
             lost(.welcomeTimeout)
             openFailed(resetStreak: true, now: now, random: &random)

@@ -1,4 +1,5 @@
 import Dispatch
+import Signals
 
 #if canImport(FoundationEssentials) && !CABLE_FULL_FOUNDATION
     import FoundationEssentials
@@ -6,13 +7,22 @@ import Dispatch
     import Foundation
 #endif
 
+#if canImport(Darwin)
+    import Darwin
+#elseif canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#endif
+
 /// The client's source of time: when it is, and running work later. Injected so that every timing rule can
 /// be tested without sleeping (see `ManualScheduler` in CableTesting).
 ///
 /// Implementation requirements: ``schedule(after:_:)`` never runs `work` synchronously and never blocks;
-/// `work` runs once, later, unless cancelled first. ``now`` is monotonic.
+/// `work` runs once, later, unless cancelled first. ``now`` is monotonic and keeps counting while the device
+/// sleeps, so that a connection that died during a suspension is found stale as soon as the app runs again.
 public protocol CableScheduler: Sendable {
-    /// Monotonic seconds since an arbitrary origin.
+    /// Monotonic seconds since an arbitrary origin, counting the time the device slept.
     var now: TimeInterval { get }
 
     /// Runs `work` after `delay` seconds unless the returned token is cancelled first.
@@ -40,8 +50,15 @@ public protocol ScheduledWork: Sendable {
     func cancel()
 }
 
-/// The production scheduler: Dispatch timers on a global queue, `DispatchTime` as the clock, and a serial
-/// callback queue.
+/// The production scheduler: Dispatch timers on a global queue, a serial callback queue, and a clock that keeps
+/// counting while the device sleeps.
+///
+/// **Sleep.** An iOS app is suspended in the background and the device sleeps; clocks based on uptime
+/// (`DispatchTime`, `CLOCK_UPTIME_RAW`) stop meanwhile. ``now`` reads `CLOCK_MONOTONIC` on Apple platforms and
+/// `CLOCK_BOOTTIME` on Linux, which count the sleep, and every timer has two deadlines: on the uptime clock
+/// and on the wall clock (`DispatchWallTime`), and runs at the first to pass. After a sleep the wall deadline
+/// has passed and the stale watchdog runs at once, finds the silence as long as it really was, and reconnects;
+/// a wall clock set back by the user still leaves the uptime deadline on time.
 public struct DispatchScheduler: CableScheduler {
     private let queue: DispatchQueue
     private let callbackQueue: DispatchQueue
@@ -57,19 +74,58 @@ public struct DispatchScheduler: CableScheduler {
         callbackQueue.async(execute: work)
     }
 
-    /// Seconds of monotonic uptime.
-    public var now: TimeInterval { Double(DispatchTime.now().uptimeNanoseconds) / 1e9 }
-
-    /// Runs `work` on the scheduler's queue after `delay` seconds, unless cancelled first.
-    public func schedule(after delay: TimeInterval, _ work: @escaping @Sendable () -> Void) -> any ScheduledWork {
-        let item = DispatchWorkItem(block: work)
-        queue.asyncAfter(deadline: .now() + max(delay, 0), execute: item)
-        return DispatchScheduledWork(item: item)
+    /// Monotonic seconds that include the time the device slept.
+    public var now: TimeInterval {
+        var time = timespec()
+        #if canImport(Darwin)
+            let clock = CLOCK_MONOTONIC  // counts sleep; CLOCK_UPTIME_RAW does not
+        #else
+            let clock = CLOCK_BOOTTIME  // counts suspend; CLOCK_MONOTONIC does not
+        #endif
+        guard clock_gettime(clock, &time) == 0 else { return Double(DispatchTime.now().uptimeNanoseconds) / 1e9 }
+        return Double(time.tv_sec) + Double(time.tv_nsec) / 1e9
     }
+
+    /// Runs `work` on the scheduler's queue after `delay` seconds of uptime or of wall-clock time, whichever
+    /// passes first, unless cancelled first.
+    public func schedule(after delay: TimeInterval, _ work: @escaping @Sendable () -> Void) -> any ScheduledWork {
+        let once = OnceWork(work)
+        let item = DispatchWorkItem { once.run() }
+        let delay = max(delay, 0)
+        queue.asyncAfter(deadline: .now() + delay, execute: item)
+        queue.asyncAfter(wallDeadline: .now() + delay, execute: item)
+        return DispatchScheduledWork(item: item, once: once)
+    }
+}
+
+/// Work that runs at most once, however many deadlines call ``run()``.
+package struct OnceWork: Sendable {
+    private let work: Locked<(@Sendable () -> Void)?>
+
+    package init(_ work: @escaping @Sendable () -> Void) { self.work = Locked(work) }
+
+    /// Runs the work if it has neither run nor been cancelled. Returns whether it ran.
+    @discardableResult
+    package func run() -> Bool {
+        let taken = work.withLock { work in
+            defer { work = nil }
+            return work
+        }
+        guard let taken else { return false }
+        taken()
+        return true
+    }
+
+    /// Forgets the work (and what it captures) without running it.
+    package func cancel() { work.withLock { $0 = nil } }
 }
 
 private struct DispatchScheduledWork: ScheduledWork, @unchecked Sendable {
     // DispatchWorkItem is thread-safe (cancel may be called from any thread) but not marked Sendable on Linux.
     let item: DispatchWorkItem
-    func cancel() { item.cancel() }
+    let once: OnceWork
+    func cancel() {
+        item.cancel()
+        once.cancel()
+    }
 }

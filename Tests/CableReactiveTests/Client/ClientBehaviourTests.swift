@@ -189,6 +189,30 @@ struct ClientHandshakeTests {
         #expect(h.fake.connections.count == 2)
         #expect(h.state == .connecting(attempt: 0))
     }
+
+    @Test("after a suspension longer than staleTimeout, a dead session is found stale the moment the app wakes")
+    func staleAfterSuspension() throws {
+        let h = try ClientHarness()
+        h.connected()
+        h.scheduler.advance(by: 2)  // a frame-less while before the app goes to the background
+        h.scheduler.suspend(for: 600)  // asleep; the clock counts on, no timer ran
+        // The watchdog's deadline passed during the sleep: it runs on waking, sees 602 s of silence, and the
+        // client reconnects without a further second of waiting for a socket that is gone.
+        #expect(h.fake.connections.first?.isClosed == true)
+        #expect(h.state == .connecting(attempt: 0))
+        #expect(h.client.lastDisconnect.value?.kind == .stale)
+    }
+
+    @Test("a suspension shorter than staleTimeout keeps a session whose frames resume")
+    func shortSuspensionKeepsSession() throws {
+        let h = try ClientHarness()
+        let connection = try #require(h.connected())
+        h.scheduler.suspend(for: 5)
+        connection.receive(#"{"type":"ping","message":1}"#)
+        h.scheduler.advance(by: 14)
+        #expect(h.state == .connected)
+        #expect(h.fake.connections.count == 1)
+    }
 }
 
 @Suite("ActionCableClient: subscriptions, perform and messages")
@@ -468,5 +492,36 @@ struct ClientHookTests {
             await client.state.first(within: 10) { $0 == .stopped(reason: .unauthorized(serverReason: nil)) } != nil)
         #expect(calls.withLock { $0 } == 1)
         #expect(server.requests.map(\.status) == [401])
+    }
+}
+
+@Suite("DispatchScheduler")
+struct DispatchSchedulerTests {
+    @Test("work behind two deadlines runs once, and not at all once cancelled")
+    func onceWork() {
+        let runs = Locked(0)
+        let once = OnceWork { runs.withLock { $0 += 1 } }
+        #expect(once.run())
+        #expect(!once.run())  // the second deadline finds it done
+        #expect(runs.withLock { $0 } == 1)
+        let cancelled = OnceWork { runs.withLock { $0 += 1 } }
+        cancelled.cancel()
+        #expect(!cancelled.run())
+        #expect(runs.withLock { $0 } == 1)
+    }
+
+    @Test("now is monotonic and on the clock that counts sleep (CLOCK_BOOTTIME on Linux)")
+    func clockCountsSleep() {
+        let scheduler = DispatchScheduler()
+        let first = scheduler.now
+        var time = timespec()
+        #if os(Linux)
+            clock_gettime(CLOCK_BOOTTIME, &time)
+        #else
+            clock_gettime(CLOCK_MONOTONIC, &time)
+        #endif
+        let boot = Double(time.tv_sec) + Double(time.tv_nsec) / 1e9
+        let second = scheduler.now
+        #expect(first <= boot && boot <= second)
     }
 }

@@ -349,6 +349,19 @@ struct ServerDisconnectTests {
         }
     }
 
+    @Test("a welcome deadline that fires early is re-armed for the rest of staleTimeout, then fails the attempt")
+    func earlyWelcomeDeadline() {
+        var h = MachineHarness(staleTimeout: 15)
+        let id = h.start()
+        h.advance(4)  // e.g. the wall clock was set forward: the timer fires 11 s before its time
+        let early = h.send(.timerFired(.watchdog, id: id))
+        #expect(MachineHarness.delays(early, .watchdog) == [11])
+        #expect(h.phase == .opening(id: id))
+        h.advance(11)
+        h.send(.timerFired(.watchdog, id: id))
+        #expect(h.state == .connecting(attempt: 1))
+    }
+
     @Test("a permanent failure of a replaced attempt is ignored")
     func stalePermanentFailure() {
         var h = MachineHarness()
@@ -356,7 +369,8 @@ struct ServerDisconnectTests {
         h.send(.transportClosed(id: first, unauthorized: false))
         h.fireBackoff()
         #expect(h.prepareAndOpen() != first)
-        let stale = h.send(.transportClosed(id: first, unauthorized: false, info: .failed(WebSocketError(.certificate))))
+        let stale = h.send(
+            .transportClosed(id: first, unauthorized: false, info: .failed(WebSocketError(.certificate))))
         #expect(stale.isEmpty)
         #expect(h.state == .connecting(attempt: 1))
     }
