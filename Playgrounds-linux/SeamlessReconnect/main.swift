@@ -57,11 +57,11 @@ await runExample(timeout: 60) {
     for n in 1...total {
         server.broadcast(["n": .int(n)], to: extended.identifier)
         if n == 20 { server.drop() }
-        try await Task.sleep(for: .milliseconds(10))
+        try await Task.sleep(nanoseconds: 10_000_000)  // (sleep(for:) needs macOS 13 / iOS 16)
     }
     _ = await extended.lastReconnect.first(within: 10) { $0 == .recovered }
     _ = await plain.state.first(within: 10) { $0 == .subscribed(confirmations: 2) }
-    try await Task.sleep(for: .milliseconds(300))  // let the last broadcasts arrive
+    try await Task.sleep(nanoseconds: 300_000_000)  // let the last broadcasts arrive
 
     let seamless = extendedNumbers.withLock { $0 }
     let lossy = plainNumbers.withLock { $0 }

@@ -238,9 +238,15 @@ enum HTTP {
         var request = URLRequest(url: target)
         request.httpMethod = method
         if let body { request.httpBody = Data(body.utf8) }
-        let (data, response) = try await session.data(for: request)
-        let status = (response as? HTTPURLResponse)?.statusCode ?? 0
-        return HTTPResponse(status: status, body: data)
+        // The completion-handler form: the async `data(for:)` needs macOS 12 / iOS 15, above the package's targets.
+        let session = session
+        return try await withCheckedThrowingContinuation { continuation in
+            session.dataTask(with: request) { data, response, error in
+                if let error { return continuation.resume(throwing: error) }
+                let status = (response as? HTTPURLResponse)?.statusCode ?? 0
+                continuation.resume(returning: HTTPResponse(status: status, body: data ?? Data()))
+            }.resume()
+        }
     }
 
     /// POST that must answer 2xx; returns the JSON answer (or the text as a string).
