@@ -138,8 +138,8 @@ public struct WebSocketError: Error, Hashable, Sendable, CustomStringConvertible
         /// connection lost during the handshake). Retried.
         public static let tls = Kind("tls")
         /// The server's certificate was refused: not trusted (unknown CA, self-signed), expired or not yet
-        /// valid, issued for another host, or matching none of the pinned keys. Retrying cannot help, so the
-        /// client stops (``CableStopReason/Kind-swift.struct/permanentFailure``).
+        /// valid, issued for another host, or matching none of the pinned keys; or the extra CA file could not
+        /// be read. Retrying cannot help, so the client stops (``CableStopReason/Kind-swift.struct/permanentFailure``).
         public static let certificate = Kind("certificate")
         /// The platform refused to open a plain-text connection: App Transport Security on Apple platforms
         /// allows `ws://` only to hosts the app's Info.plist exempts. Use `wss://`. The client stops.

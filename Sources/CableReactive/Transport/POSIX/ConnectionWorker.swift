@@ -86,7 +86,8 @@
             if endpoint.isSecure {
                 try checkAbandoned()  // an attempt closed while connecting does not start TLS
                 stream.tls = try TLSSession(
-                    host: endpoint.host, isIPLiteral: endpoint.isIPLiteral, caFile: options.tlsCAFilePath)
+                    host: endpoint.host, isIPLiteral: endpoint.isIPLiteral, caFile: options.tlsCAFilePath,
+                    pins: options.tlsPins)
                 try handshakeTLS(stream, deadline: deadline)
             }
             let (result, leftover) = try upgrade(stream, endpoint: endpoint, deadline: deadline)

@@ -79,6 +79,11 @@
             /// A PEM file of extra trusted CA certificates, used in addition to the system store
             /// (for a private CA or a test server). Default `nil`.
             public var tlsCAFilePath: String?
+            /// Public keys the server must present, in addition to a certificate that verifies: the
+            /// connection fails with `.certificate` unless some certificate in the chain the server sends
+            /// has one of these keys. Pin a backup key too, or a key rotation locks every client out.
+            /// Default empty: no pinning. `URLSessionTransport` has the same option.
+            public var tlsPins: Set<CertificatePin>
             /// Offers permessage-deflate (RFC 7692) in the upgrade. Default `false`: Action Cable
             /// messages are small and compressing them mostly costs CPU.
             public var enablePerMessageDeflate: Bool
@@ -94,6 +99,7 @@
                 maxMessageSize: Int = 1 << 20,
                 maxPendingSendBytes: Int = 8 << 20,
                 tlsCAFilePath: String? = nil,
+                tlsPins: Set<CertificatePin> = [],
                 enablePerMessageDeflate: Bool = false,
                 makeRandomNumberGenerator: @escaping @Sendable () -> any RandomNumberGenerator = {
                     SystemRandomNumberGenerator()
@@ -108,6 +114,7 @@
                 self.maxMessageSize = maxMessageSize
                 self.maxPendingSendBytes = maxPendingSendBytes
                 self.tlsCAFilePath = tlsCAFilePath
+                self.tlsPins = tlsPins
                 self.enablePerMessageDeflate = enablePerMessageDeflate
                 self.makeRandomNumberGenerator = makeRandomNumberGenerator
             }

@@ -44,7 +44,8 @@ package enum SHA256 {
     private static func compress(_ h: inout [UInt32], block: UnsafeRawBufferPointer, w: inout [UInt32]) {
         for t in 0..<16 {
             let i = t * 4
-            w[t] = UInt32(block[i]) << 24 | UInt32(block[i + 1]) << 16 | UInt32(block[i + 2]) << 8 | UInt32(block[i + 3])
+            w[t] =
+                UInt32(block[i]) << 24 | UInt32(block[i + 1]) << 16 | UInt32(block[i + 2]) << 8 | UInt32(block[i + 3])
         }
         for t in 16..<64 {
             let s0 = rotateRight(w[t - 15], 7) ^ rotateRight(w[t - 15], 18) ^ (w[t - 15] >> 3)

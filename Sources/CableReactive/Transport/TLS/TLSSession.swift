@@ -16,6 +16,8 @@
         private let writeBIO: OpaquePointer
         /// A fatal TLS error happened; OpenSSL forbids SSL_shutdown afterwards.
         private var failed = false
+        /// The public keys one of which the server's chain must hold (empty: no pinning).
+        private let pins: Set<CertificatePin>
 
         /// What a read produced.
         enum ReadResult {
@@ -31,8 +33,11 @@
         ///   - host: the name or IP literal to verify the certificate against.
         ///   - isIPLiteral: no SNI is sent for IP literals (RFC 6066 §3).
         ///   - caFile: an extra PEM file of trusted CAs, used in addition to the system store.
-        /// - Throws: `WebSocketError(.tls)` when OpenSSL cannot be set up or the CA file cannot be read.
-        init(host: String, isIPLiteral: Bool, caFile: String?) throws(WebSocketError) {
+        ///   - pins: public keys one of which a certificate of the server's chain must have (empty: any).
+        /// - Throws: `WebSocketError(.tls)` when OpenSSL cannot be set up, `.certificate` when the CA file
+        ///   cannot be read.
+        init(host: String, isIPLiteral: Bool, caFile: String?, pins: Set<CertificatePin> = []) throws(WebSocketError) {
+            self.pins = pins
             let context = try TLSClientContext.shared(caFile: caFile)
             ERR_clear_error()
             guard let ssl = SSL_new(context.pointer) else { throw Self.error("SSL_new") }
@@ -64,11 +69,20 @@
         /// Advances the handshake. Returns `true` once it is complete; `false` when it needs more
         /// ciphertext from the peer (send what ``drainCiphertext(into:)`` yields first).
         ///
-        /// - Throws: `WebSocketError(.tls)` with OpenSSL's reason (for example a verify failure).
+        /// - Throws: `WebSocketError(.certificate)` when the certificate does not verify or matches no pin,
+        ///   `.tls` with OpenSSL's reason for other failures.
         func handshake() throws(WebSocketError) -> Bool {
             ERR_clear_error()
             let result = SSL_do_handshake(ssl)
-            if result == 1 { return true }
+            if result == 1 {
+                if let refusal = TrustDecision.refusal(
+                    verified: true, chain: pins.isEmpty ? [] : peerChain(), pins: pins)
+                {
+                    failed = true
+                    throw WebSocketError(.certificate, detail: refusal)
+                }
+                return true
+            }
             switch SSL_get_error(ssl, result) {
             case SSL_ERROR_WANT_READ, SSL_ERROR_WANT_WRITE: return false
             default:
@@ -134,6 +148,22 @@
                 BIO_read(writeBIO, buffer.baseAddress.map { $0 + start }, Int32(clamping: pending))
             }
             output.removeLast(pending - max(0, Int(read)))
+        }
+
+        /// The DER certificates the server sent, its own first (a client's peer chain includes the leaf).
+        private func peerChain() -> [[UInt8]] {
+            guard let stack = SSL_get_peer_cert_chain(ssl) else { return [] }
+            return (0..<max(0, OPENSSL_sk_num(stack))).compactMap { index -> [UInt8]? in
+                guard let certificate = OPENSSL_sk_value(stack, index).map(OpaquePointer.init) else { return nil }
+                let length = i2d_X509(certificate, nil)
+                guard length > 0 else { return nil }
+                var der = [UInt8](repeating: 0, count: Int(length))
+                let written = der.withUnsafeMutableBufferPointer { buffer -> Int32 in
+                    var cursor = buffer.baseAddress
+                    return i2d_X509(certificate, &cursor)
+                }
+                return written == length ? der : nil
+            }
         }
 
         /// A `.certificate` error with the verify result when certificate checking failed, else a `.tls` error
@@ -212,7 +242,8 @@
             }
             if let caFile, SSL_CTX_load_verify_locations(context, caFile, nil) != 1 {
                 SSL_CTX_free(context)
-                throw TLSSession.error("cannot load the CA file")
+                ERR_clear_error()
+                throw WebSocketError(.certificate, detail: "cannot load the CA file")  // retrying cannot help
             }
             pointer = context
         }
