@@ -33,6 +33,37 @@ func authenticationExamples(url: URL, token: @escaping @Sendable () async -> Str
     return [withOrigin, withHeader, withQuery, withCookie]
 }
 
+/// TLS: an extra CA and pinned keys, with the same options on both transports.
+func tlsExample(url: URL, caFile: String) throws -> ActionCableClient {
+    // snippet:start tls
+    // The key of the server's certificate and a backup key (see CertificatePin for computing one).
+    let pins: Set<CertificatePin> = [
+        try CertificatePin("sha256/E8+sy4+aWbksy4KFih+Gm98+frwLpKwGl7bUcLfyhww="),
+        try CertificatePin("sha256/TFw3D/LvWoPsMWcp2SCpqDcihiyo1Vhdz4STPaWYRS8="),
+    ]
+    #if canImport(Darwin)
+        let transport = URLSessionTransport(tlsCAFilePath: caFile, tlsPins: pins)
+    #else
+        let transport = SocketTransport(options: .init(tlsCAFilePath: caFile, tlsPins: pins))
+    #endif
+    let client = try ActionCableClient(url: url, transport: transport)
+    // A refused certificate stops the client: .stopped(reason: .permanentFailure(error)), error.kind == .certificate
+    // snippet:end
+    return client
+}
+
+/// The Apple transport's session configuration.
+#if canImport(Darwin)
+    func sessionConfigurationExample(url: URL) throws -> ActionCableClient {
+        // snippet:start url-session-configuration
+        // Default: .ephemeral, nothing shared with the app's other requests. To send the cookies the app's
+        // login stored in the shared cookie store, make the sessions from .default instead:
+        let client = try ActionCableClient(url: url, transport: URLSessionTransport(configuration: .default))
+        // snippet:end
+        return client
+    }
+#endif
+
 /// What `perform` returns.
 func performExample(chat: ChannelSubscription) {
     // snippet:start perform

@@ -8,20 +8,39 @@
         import FoundationNetworking
     #endif
 
+    #if canImport(Security)
+        import Security
+    #endif
+
     /// WebSockets through `URLSessionWebSocketTask`: the default transport on Apple platforms.
     ///
-    /// Each connection has its own `URLSession` whose delegate queue is serial, so the handler receives
-    /// events one at a time, in order, on that queue's thread (never the main thread).
-    /// Subprotocols are offered through the `Sec-WebSocket-Protocol` request header.
+    /// Each connection has its own `URLSession`, made from a copy of ``init(configuration:tlsCAFilePath:tlsPins:maximumMessageSize:maxPendingSendBytes:)``'s
+    /// configuration, whose delegate queue is serial: the handler receives events one at a time, in order, on
+    /// that queue's thread (never the main thread). Subprotocols are offered in the `Sec-WebSocket-Protocol`
+    /// request header.
+    ///
+    /// **Isolation from the app's other requests.** The default configuration is `.ephemeral`: no cookies,
+    /// caches or credentials are shared with `URLSession.shared` or kept after the connection. Pass your own
+    /// configuration to share them (for example `.default`, for cookies your app's login set). A session of
+    /// your own cannot be passed: before iOS 15 a WebSocket task reports its events to its session's delegate
+    /// only, and that delegate must be this transport's.
+    ///
+    /// **One set of timers.** The client's welcome deadline and stale watchdog decide when an attempt or a
+    /// connection is dead, so the copy's request and resource timeouts are set beyond any session's life, and
+    /// `waitsForConnectivity` is off: an attempt made offline fails at once and the client's backoff retries it.
+    ///
+    /// **The same failures as on Linux.** A refused certificate, App Transport Security's refusal of `ws://`
+    /// and an unusable URL are permanent (the client stops); offline, lost, refused and timed-out connections
+    /// are retried; an upgrade answered with a status other than 101 is `upgradeRejected(status:)`, read from
+    /// the task's HTTP response, so 401 and 403 reach `onUnauthorized`.
     ///
     /// **Lifetime.** The session keeps the connection alive until `.closed` has been delivered; then the
     /// session is invalidated and the handler released.
     ///
     /// ```swift
-    /// let transport = URLSessionTransport()
-    /// let connection = transport.connect(request: CableRequest(url: url), protocols: ["actioncable-v1-json"]) {
-    ///     print($0)  // .opened(protocol:), .text(_), then .closed(_)
-    /// }
+    /// var transport = URLSessionTransport()
+    /// transport.tlsPins = [try CertificatePin("sha256/AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=")]
+    /// let client = try ActionCableClient(url: url, transport: transport)
     /// ```
     public struct URLSessionTransport: WebSocketTransport {
         /// The largest message accepted (`URLSessionWebSocketTask.maximumMessageSize`). Default 1 MiB.
@@ -30,9 +49,31 @@
         /// task). A `send` that would pass it returns `false`; once the task has written more, `send` succeeds
         /// again. Default 8 MiB, as the Linux transport's.
         public var maxPendingSendBytes: Int
+        /// A PEM file of extra trusted CAs (a private CA, a test server), trusted in addition to the system's,
+        /// as `SocketTransport`'s option of the same name. A file that cannot be read, or holds no certificate,
+        /// fails every connection with `.certificate`. Default `nil`.
+        public var tlsCAFilePath: String?
+        /// Public keys the server must present, in addition to a certificate that verifies: the connection
+        /// fails with `.certificate` unless some certificate in the server's chain has one of these keys. Pin a
+        /// backup key too, or a key rotation locks every client out. Default empty: no pinning.
+        public var tlsPins: Set<CertificatePin>
+        private let configuration: ConfigurationTemplate
 
-        /// Creates a transport; see ``maximumMessageSize`` and ``maxPendingSendBytes``.
-        public init(maximumMessageSize: Int = 1 << 20, maxPendingSendBytes: Int = 8 << 20) {
+        /// Creates a transport; see the properties for each option.
+        ///
+        /// - Parameter configuration: the configuration each connection's session is made from (copied now,
+        ///   and again for every connection; its timeouts and `waitsForConnectivity` are overridden, see the
+        ///   type's discussion). Default `.ephemeral`.
+        public init(
+            configuration: URLSessionConfiguration = .ephemeral,
+            tlsCAFilePath: String? = nil,
+            tlsPins: Set<CertificatePin> = [],
+            maximumMessageSize: Int = 1 << 20,
+            maxPendingSendBytes: Int = 8 << 20
+        ) {
+            self.configuration = ConfigurationTemplate(configuration)
+            self.tlsCAFilePath = tlsCAFilePath
+            self.tlsPins = tlsPins
             self.maximumMessageSize = maximumMessageSize
             self.maxPendingSendBytes = maxPendingSendBytes
         }
@@ -44,13 +85,55 @@
             handler: @escaping @Sendable (WebSocketEvent) -> Void
         ) -> any WebSocketConnection {
             var request = URLRequest(request)
+            request.timeoutInterval = ConfigurationTemplate.noTimeout
             if !protocols.isEmpty {
                 request.setValue(protocols.joined(separator: ", "), forHTTPHeaderField: "Sec-WebSocket-Protocol")
             }
-            let connection = URLSessionConnection(maxPendingSendBytes: maxPendingSendBytes, handler: handler)
-            connection.start(request: request, maximumMessageSize: maximumMessageSize)
+            let connection = URLSessionConnection(
+                maxPendingSendBytes: maxPendingSendBytes, trust: TrustOptions(caFile: tlsCAFilePath, pins: tlsPins),
+                handler: handler)
+            connection.start(
+                request: request, configuration: configuration.make(), maximumMessageSize: maximumMessageSize)
             return connection
         }
+    }
+
+    /// The app's configuration, kept as a private copy that is never mutated; every connection gets a copy of
+    /// its own with the client's timer rules applied.
+    ///
+    /// `@unchecked Sendable`: `template` is a copy no one else holds, written only in `init` and only read
+    /// (copied) afterwards.
+    private final class ConfigurationTemplate: @unchecked Sendable {
+        /// Longer than any session: the client's own deadlines end attempts and connections.
+        static let noTimeout: TimeInterval = 365 * 24 * 3600
+
+        private let template: URLSessionConfiguration
+
+        init(_ configuration: URLSessionConfiguration) {
+            template = Self.copy(configuration)
+        }
+
+        func make() -> URLSessionConfiguration {
+            let configuration = Self.copy(template)
+            configuration.timeoutIntervalForRequest = Self.noTimeout
+            configuration.timeoutIntervalForResource = Self.noTimeout
+            #if canImport(Darwin)
+                configuration.waitsForConnectivity = false  // (read-only in swift-corelibs-foundation)
+            #endif
+            return configuration
+        }
+
+        private static func copy(_ configuration: URLSessionConfiguration) -> URLSessionConfiguration {
+            configuration.copy() as? URLSessionConfiguration ?? .ephemeral
+        }
+    }
+
+    /// What the session delegate checks the server's certificate against.
+    struct TrustOptions: Sendable {
+        var caFile: String?
+        var pins: Set<CertificatePin>
+        /// Whether the system's default evaluation is all there is to do.
+        var isDefault: Bool { caFile == nil && pins.isEmpty }
     }
 
     /// One `URLSessionWebSocketTask` behind the ``WebSocketConnection`` protocol.
@@ -65,24 +148,28 @@
             var handler: (@Sendable (WebSocketEvent) -> Void)?
             /// Text bytes handed to the task whose send has not completed.
             var unsentBytes = 0
+            /// Why the delegate refused the server's certificate, if it did.
+            var refusedTrust: String?
         }
 
         private let state: Locked<State>
         private let maxPendingSendBytes: Int
+        private let trust: TrustOptions
         private let queue: OperationQueue
         private var session: URLSession?
         private var task: URLSessionWebSocketTask?
 
-        init(maxPendingSendBytes: Int, handler: @escaping @Sendable (WebSocketEvent) -> Void) {
+        init(maxPendingSendBytes: Int, trust: TrustOptions, handler: @escaping @Sendable (WebSocketEvent) -> Void) {
             state = Locked(State(handler: handler))
             self.maxPendingSendBytes = maxPendingSendBytes
+            self.trust = trust
             queue = OperationQueue()
             queue.maxConcurrentOperationCount = 1
             queue.name = "CableReactive.URLSessionTransport"
         }
 
-        func start(request: URLRequest, maximumMessageSize: Int) {
-            let session = URLSession(configuration: .default, delegate: self, delegateQueue: queue)
+        func start(request: URLRequest, configuration: URLSessionConfiguration, maximumMessageSize: Int) {
+            let session = URLSession(configuration: configuration, delegate: self, delegateQueue: queue)
             let task = session.webSocketTask(with: request)
             task.maximumMessageSize = maximumMessageSize
             self.session = session
@@ -158,6 +245,57 @@
             finish(closeInfo(for: error, task: task))
         }
 
+        #if canImport(Security)
+            // Server trust needs the Security framework: swift-corelibs-foundation leaves this out, so the
+            // Linux type-check cannot see it; Scripts/check-availability lists its APIs.
+            func urlSession(
+                _ session: URLSession,
+                didReceive challenge: URLAuthenticationChallenge,
+                completionHandler: @escaping @Sendable (URLSession.AuthChallengeDisposition, URLCredential?) -> Void
+            ) {
+                guard challenge.protectionSpace.authenticationMethod == NSURLAuthenticationMethodServerTrust,
+                    !trust.isDefault, let serverTrust = challenge.protectionSpace.serverTrust
+                else { return completionHandler(.performDefaultHandling, nil) }
+                if let refusal = evaluate(serverTrust) {
+                    state.withLock { $0.refusedTrust = refusal }
+                    completionHandler(.cancelAuthenticationChallenge, nil)
+                } else {
+                    completionHandler(.useCredential, URLCredential(trust: serverTrust))
+                }
+            }
+
+            /// Why the server's chain is refused, or nil: the system's evaluation (for the host name), with the
+            /// CA file's certificates as extra anchors, then ``TrustDecision`` (shared with the Linux transport).
+            private func evaluate(_ serverTrust: SecTrust) -> String? {
+                if let caFile = trust.caFile {
+                    let pem = (try? Data(contentsOf: URL(fileURLWithPath: caFile))).map {
+                        String(decoding: $0, as: UTF8.self)
+                    }
+                    let anchors = PEM.certificates(in: pem ?? "").compactMap {
+                        SecCertificateCreateWithData(nil, Data($0) as CFData)
+                    }
+                    guard !anchors.isEmpty else { return "cannot load the CA file" }
+                    SecTrustSetAnchorCertificates(serverTrust, anchors as CFArray)
+                    SecTrustSetAnchorCertificatesOnly(serverTrust, false)  // the system's CAs stay trusted
+                }
+                let verified = SecTrustEvaluateWithError(serverTrust, nil)
+                return TrustDecision.refusal(verified: verified, chain: Self.chain(of: serverTrust), pins: trust.pins)
+            }
+
+            /// The DER certificates of an evaluated trust, the server's own first.
+            private static func chain(of serverTrust: SecTrust) -> [[UInt8]] {
+                let certificates: [SecCertificate]
+                if #available(iOS 15, macOS 12, tvOS 15, watchOS 8, *) {
+                    certificates = (SecTrustCopyCertificateChain(serverTrust) as? [SecCertificate]) ?? []
+                } else {
+                    certificates = (0..<SecTrustGetCertificateCount(serverTrust)).compactMap {
+                        SecTrustGetCertificateAtIndex(serverTrust, $0)
+                    }
+                }
+                return certificates.map { Array(SecCertificateCopyData($0) as Data) }
+            }
+        #endif
+
         private func receiveNext(_ task: URLSessionWebSocketTask) {
             task.receive { [self] result in
                 switch result {
@@ -175,34 +313,29 @@
             }
         }
 
-        /// How the task ended: our own close, the peer's close code, an HTTP rejection, or a failure.
+        /// How the task ended: our own close, else what ``URLSessionTaskEnd`` (shared code, tested on Linux)
+        /// makes of the task's close code, its HTTP response and the error.
+        ///
+        /// `task.response` is the upgrade's HTTP response: URLSession sets it when the response's head arrives,
+        /// before it fails a task whose status is not 101, and does not change it afterwards. So when the error
+        /// (`badServerResponse`) is reported, the status that caused it can be read; it is nil only when no
+        /// response arrived at all (the connection or TLS failed), and then the error alone is classified.
         private func closeInfo(for error: Error?, task: URLSessionTask) -> WebSocketCloseInfo {
             if let request = state.withLock({ $0.closeRequest }) {
                 return .closed(code: request.code, reason: request.reason)
             }
-            if let webSocketTask = task as? URLSessionWebSocketTask, webSocketTask.closeCode != .invalid {
-                let code = WebSocketCloseCode(rawValue: UInt16(clamping: webSocketTask.closeCode.rawValue))
-                let reason = webSocketTask.closeReason.map { String(decoding: $0, as: UTF8.self) } ?? ""
-                return .closed(code: code, reason: reason)
+            var end = URLSessionTaskEnd(
+                httpStatus: (task.response as? HTTPURLResponse)?.statusCode,
+                refusedTrust: state.withLock { $0.refusedTrust })
+            if let webSocketTask = task as? URLSessionWebSocketTask {
+                end.closeCode = webSocketTask.closeCode.rawValue
+                end.closeReason = webSocketTask.closeReason.map { Array($0) }
             }
-            if let response = task.response as? HTTPURLResponse, response.statusCode != 101 {
-                return .failed(WebSocketError(.upgradeRejected(status: response.statusCode)))
+            if let error = error as NSError? {
+                end.errorDomain = error.domain
+                end.errorCode = error.code
             }
-            guard let error else { return .failed(WebSocketError(.abnormalClosure)) }
-            let kind: WebSocketError.Kind
-            switch (error as? URLError)?.code {
-            case .timedOut?: kind = .timeout
-            case .cannotFindHost?, .dnsLookupFailed?: kind = .dnsFailure
-            case .cannotConnectToHost?: kind = .connectionRefused
-            case .secureConnectionFailed?, .serverCertificateUntrusted?, .serverCertificateHasBadDate?,
-                .serverCertificateNotYetValid?, .serverCertificateHasUnknownRoot?:
-                kind = .tls
-            case .badServerResponse?: kind = .invalidHandshake
-            case .badURL?, .unsupportedURL?: kind = .invalidURL
-            default: kind = .abnormalClosure
-            }
-            // The URLError's description can hold the URL; keep only the code.
-            return .failed(WebSocketError(kind, detail: "URLError \((error as? URLError)?.errorCode ?? 0)"))
+            return end.closeInfo
         }
 
         /// Delivers `.closed` once, then releases the handler and the session (which holds us).
