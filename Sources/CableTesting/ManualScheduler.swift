@@ -96,7 +96,7 @@ public final class ManualScheduler: CableScheduler, Sendable {
     }
 
     /// Models the device sleeping for `interval` while the app is suspended: the clock jumps forward at once
-    /// (a ``CableScheduler``'s clock counts sleep, as `DispatchScheduler`'s does), then the work that fell due
+    /// (a `CableScheduler`'s clock counts sleep, as `DispatchScheduler`'s does), then the work that fell due
     /// meanwhile runs, late, in deadline order, each piece seeing the time of waking up.
     ///
     /// ```swift
