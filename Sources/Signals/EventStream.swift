@@ -67,9 +67,7 @@ package final class StreamStorage<Element: Sendable>: Sendable {
         var wakes = WakeList()
         let id = state.withLock { state -> UInt64? in
             if var held = state.held, !held.isEmpty {
-                var values: [Element] = []
-                values.reserveCapacity(held.count)
-                while let value = held.popFirst() { values.append(value) }
+                let values = held.takeAll()  // the hold's storage goes too: it may never be needed again
                 state.held = held
                 var dropped = 0
                 wakes.append(box.enqueue(contentsOf: values, dropped: &dropped))

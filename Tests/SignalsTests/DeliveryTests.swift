@@ -121,6 +121,32 @@ struct DeliveryTests {
 
 @Suite("RingBuffer")
 struct RingBufferTests {
+    @Test("a policy buffer allocates nothing until its first push, and takeAll lets go of the storage")
+    func lazyStorage() {
+        var buffer = PolicyBuffer<Int>(policy: .bufferingNewest(3))
+        #expect(buffer.buffer.capacity == 0)
+        for value in 1...5 { buffer.push(value) }
+        #expect(buffer.buffer.capacity == 8 && buffer.droppedCount == 2)
+        #expect(buffer.takeAll() == [3, 4, 5])
+        #expect(buffer.buffer.capacity == 0 && buffer.isEmpty)
+        #expect(buffer.droppedCount == 2)  // the count survives
+        buffer.push(6)
+        #expect(buffer.popFirst() == 6)
+    }
+
+    @Test("a stream's hold gives its storage back once the first observer took the held values")
+    func holdReleased() {
+        let stream = MutableEventStream<Int>(holdingUpTo: 100)
+        for value in 1...20 { stream.send(value) }
+        #expect(stream.storage.state.withLock { $0.held?.buffer.capacity ?? -1 } >= 20)
+        let seen = Locked<[Int]>([])
+        let token = stream.readOnly.observe { value in seen.withLock { $0.append(value) } }
+        #expect(stream.storage.state.withLock { $0.held?.buffer.capacity ?? -1 } == 0)
+        stream.send(21)
+        token.cancel()
+        #expect(seen.withLock { $0 }.prefix(20) == Array(1...20)[...])
+    }
+
     /// Runs `body` on every buffer layout: each capacity, head slot and element count.
     private func withEveryLayout(_ body: (RingBuffer<Int>, [Int], String) -> Void) {
         for capacity in [0, 1, 2, 3, 5, 8] {

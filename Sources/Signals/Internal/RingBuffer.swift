@@ -63,7 +63,7 @@ package struct RingBuffer<Element> {
 
     @inlinable
     mutating func grow() {
-        let newCapacity = Swift.max(4, storage.count * 2)
+        let newCapacity = Swift.max(8, storage.count * 2)
         var grown = ContiguousArray<Element?>(repeating: nil, count: newCapacity)
         for offset in 0..<count {
             var slot = head + offset
@@ -82,10 +82,12 @@ package struct PolicyBuffer<Element> {
     @usableFromInline package private(set) var buffer: RingBuffer<Element>
     @usableFromInline package private(set) var droppedCount = 0
 
+    /// An empty buffer that allocates nothing until the first push: most buffers (an idle subscription's,
+    /// a stream's hold once its first observer took the held values) stay empty.
     @inlinable
     package init(policy: BufferingPolicy) {
         self.policy = policy
-        buffer = RingBuffer(capacity: policy.limit.map { Swift.min($0, 16) } ?? 0)
+        buffer = RingBuffer()
     }
 
     @inlinable package var isEmpty: Bool { buffer.isEmpty }
@@ -120,4 +122,14 @@ package struct PolicyBuffer<Element> {
 
     @inlinable package mutating func popFirst() -> Element? { buffer.popFirst() }
     @inlinable package mutating func removeAll() { buffer.removeAll() }
+
+    /// Takes every buffered element, oldest first, and lets go of the storage; the drop count stays.
+    @inlinable
+    package mutating func takeAll() -> [Element] {
+        var elements: [Element] = []
+        elements.reserveCapacity(buffer.count)
+        while let element = buffer.popFirst() { elements.append(element) }
+        buffer = RingBuffer()
+        return elements
+    }
 }
