@@ -39,8 +39,8 @@ package struct RingBuffer<Element> {
     @inlinable
     package mutating func popFirst() -> Element? {
         guard count > 0 else { return nil }
-        let element = storage[head]
-        storage[head] = nil
+        var element: Element?
+        swap(&element, &storage[head])  // moves it out: no retain of the copy, no release of the slot
         head += 1
         if head == storage.count { head = 0 }
         count -= 1
