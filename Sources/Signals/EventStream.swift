@@ -29,6 +29,17 @@ package final class StreamStorage<Element: Sendable>: Sendable {
     /// once. Returns nil if the stream has finished, else how many values were dropped.
     @inlinable
     package func send(contentsOf elements: some Collection<Element>) -> Int? {
+        var wakes = WakeList()
+        let dropped = send(contentsOf: elements, wakes: &wakes)
+        wakes.run()
+        return dropped
+    }
+
+    /// ``send(contentsOf:)`` whose wakes (observers to drain, waiting loops to resume) are added to `wakes`
+    /// for the caller to run after its other sends: a batch for many streams wakes their consumers only once
+    /// everything is buffered.
+    @inlinable
+    package func send(contentsOf elements: some Collection<Element>, wakes pending: inout WakeList) -> Int? {
         var dropped = 0
         var finished = false
         let wakes = state.withLock { state -> WakeList in
@@ -43,7 +54,7 @@ package final class StreamStorage<Element: Sendable>: Sendable {
             state.droppedCount += dropped
             return wakes
         }
-        wakes.run()
+        pending.append(contentsOf: wakes)
         return finished ? nil : dropped
     }
 

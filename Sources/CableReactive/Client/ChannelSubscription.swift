@@ -272,9 +272,9 @@ final class SubscriptionBox: Sendable {
     ///
     /// - Returns: how many messages the handles' consumers dropped (summed over the handles).
     @discardableResult
-    func deliver(_ messages: some Collection<JSONValue>) -> Int {
+    func deliver(_ messages: some Collection<JSONValue>, wakes: inout WakeList) -> Int {
         var dropped = 0
-        for sink in sinks { dropped += sink.messages.storage.send(contentsOf: messages) ?? 0 }
+        for sink in sinks { dropped += sink.messages.storage.send(contentsOf: messages, wakes: &wakes) ?? 0 }
         return dropped
     }
 }

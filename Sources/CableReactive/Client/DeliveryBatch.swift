@@ -1,3 +1,5 @@
+import Signals
+
 /// The messages of the current network read, staged per subscription and handed to each subscription's
 /// handles (their Signals streams, and so every consumer's buffer) in one go when the read ends.
 ///
@@ -29,6 +31,8 @@ final class DeliveryBatch: @unchecked Sendable {
     private var lastSlot = 0
     /// Reads so far (batch ends).
     private var reads = 0
+    /// The consumers to wake once the hand-overs in progress are done.
+    private var wakes = WakeList()
     /// The most messages handed to one subscription at once in this read.
     private var largestHandOver = 0
     /// A hand-over this large makes ``flush()`` ask the I/O thread to yield; see there.
@@ -60,7 +64,10 @@ final class DeliveryBatch: @unchecked Sendable {
         }
         lastSlot = slot
         staged[slot].messages.append(message)
-        if staged[slot].messages.count >= box.handOverThreshold { handOver(slot) }
+        if staged[slot].messages.count >= box.handOverThreshold {
+            handOver(slot)
+            wakes.runAll()
+        }
     }
 
     /// Hands every staged message to its buffer; ends the read.
@@ -73,6 +80,7 @@ final class DeliveryBatch: @unchecked Sendable {
     @discardableResult
     func flush() -> Bool {
         for slot in dirty where !staged[slot].messages.isEmpty { handOver(slot) }
+        wakes.runAll()  // every buffer is filled before the first consumer is woken
         dirty.removeAll(keepingCapacity: true)
         reads += 1
         if reads.isMultiple(of: Self.idleReads) { forgetIdleSlots() }
@@ -83,7 +91,7 @@ final class DeliveryBatch: @unchecked Sendable {
     private func handOver(_ slot: Int) {
         let box = staged[slot].box
         largestHandOver = max(largestHandOver, staged[slot].messages.count)
-        let dropped = box.deliver(staged[slot].messages)
+        let dropped = box.deliver(staged[slot].messages, wakes: &wakes)
         staged[slot].messages.removeAll(keepingCapacity: true)
         guard (dropped > 0) != staged[slot].overflowing else { return }
         staged[slot].overflowing = dropped > 0

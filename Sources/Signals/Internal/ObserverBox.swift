@@ -348,11 +348,18 @@ package struct Wake: Sendable {
 
 /// Wakes to run after a source releases its lock; holds one without allocating.
 @usableFromInline
-struct WakeList: Sendable {
+package struct WakeList: Sendable {
     @usableFromInline var first = Wake.none
     @usableFromInline var rest: [Wake] = []
 
-    @inlinable init() {}
+    @inlinable package init() {}
+
+    /// Adds `other`'s wakes after this list's.
+    @inlinable
+    package mutating func append(contentsOf other: WakeList) {
+        append(other.first)
+        for wake in other.rest { append(wake) }
+    }
 
     @inlinable
     mutating func append(_ wake: Wake) {
@@ -361,8 +368,16 @@ struct WakeList: Sendable {
     }
 
     @inlinable
-    func run() {
+    package func run() {
         first.run()
         for wake in rest { wake.run() }
+    }
+
+    /// Runs the wakes and empties the list, keeping its storage.
+    @inlinable
+    package mutating func runAll() {
+        run()
+        first = .none
+        rest.removeAll(keepingCapacity: true)
     }
 }

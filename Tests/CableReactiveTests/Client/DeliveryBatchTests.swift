@@ -11,6 +11,13 @@ import Testing
         let box: SubscriptionBox
         let sink: HandleSink
 
+        /// Hands `messages` over as a read's end does, waking the consumers after.
+        func deliver(_ messages: some Collection<JSONValue>) {
+            var wakes = WakeList()
+            box.deliver(messages, wakes: &wakes)
+            wakes.run()
+        }
+
         init(bufferSize: Int, serial: Int = 1) {
             sink = HandleSink(id: 1, bufferSize: bufferSize, state: .pending)
             box = SubscriptionBox(
@@ -143,7 +150,7 @@ import Testing
     @Test func aFullBufferKeepsTheNewestOfAHandOverAndCountsTheRest() {
         let f = Fixture(bufferSize: 4)
         let consumer = f.consumer()
-        f.box.deliver((0..<10).map { JSONValue.int($0) })
+        f.deliver((0..<10).map { JSONValue.int($0) })
         #expect(Self.drain(consumer) == [6, 7, 8, 9])
         #expect(consumer.box.droppedCount == 6)
         #expect(f.sink.messages.droppedCount == 6)
@@ -151,7 +158,7 @@ import Testing
 
     @Test func messagesHeldBeforeTheFirstConsumerKeepTheNewestAndCountTheRest() {
         let f = Fixture(bufferSize: 4)
-        f.box.deliver((0..<10).map { JSONValue.int($0) })
+        f.deliver((0..<10).map { JSONValue.int($0) })
         let consumer = f.consumer()
         #expect(Self.drain(consumer) == [6, 7, 8, 9])
         #expect(consumer.box.droppedCount == 0, "the drops happened while held, before this consumer")
@@ -173,20 +180,20 @@ import Testing
     @Test func consumedMessagesAreReleasedByTheNextHandOver() {
         let f = Fixture(bufferSize: 256)
         let consumer = f.consumer()
-        f.box.deliver((0..<100).map { JSONValue.int($0) })
+        f.deliver((0..<100).map { JSONValue.int($0) })
         #expect(Self.drain(consumer).count == 100)
         #expect(consumer.box.takenAwaitingRelease == 100, "kept for the network thread, never more than it sent")
-        f.box.deliver(CollectionOfOne(100))
+        f.deliver(CollectionOfOne(100))
         #expect(consumer.box.takenAwaitingRelease == 0)
         #expect(Self.drain(consumer) == [100])
-        f.box.deliver(CollectionOfOne(101))  // a few are released in place
+        f.deliver(CollectionOfOne(101))  // a few are released in place
         #expect(consumer.box.takenAwaitingRelease == 0)
     }
 
     @Test func theEndReleasesConsumedMessagesAtOnce() {
         let f = Fixture(bufferSize: 16)
         let consumer = f.consumer()
-        f.box.deliver((0..<4).map { JSONValue.int($0) })
+        f.deliver((0..<4).map { JSONValue.int($0) })
         guard case .element = consumer.box.poll() else { return #expect(Bool(false)) }
         #expect(consumer.box.takenAwaitingRelease == 1)
         f.sink.messages.finish()
@@ -240,7 +247,7 @@ import Testing
         let slow = f.consumer()
         var fastReceived: [JSONValue] = []
         for value in 0..<10 {
-            f.box.deliver(CollectionOfOne(.int(value)))
+            f.deliver(CollectionOfOne(.int(value)))
             fastReceived += Self.drain(fast)
         }
         #expect(fastReceived == (0..<10).map { .int($0) })
