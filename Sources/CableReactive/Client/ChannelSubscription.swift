@@ -225,6 +225,10 @@ final class SubscriptionBox: Sendable {
     let handOverThreshold: Int
     /// The handles, in the order they subscribed.
     let sinks: [HandleSink]
+    /// Their message streams' storage, what ``deliver(_:wakes:)`` sends to: two pointer hops fewer per
+    /// hand-over than through each sink, which count when a thousand subscriptions take turns (each hop a
+    /// cache miss).
+    private let messageStorages: [StreamStorage<JSONValue>]
     /// The subscription's stream positions (AnyCable). `Locked` shares its value between copies, so every box
     /// that replaces this one keeps the same sequencer.
     let streams: Locked<StreamSequencer>
@@ -238,6 +242,7 @@ final class SubscriptionBox: Sendable {
         self.bufferSize = bufferSize
         self.log = log
         self.sinks = sinks
+        messageStorages = sinks.map(\.messages.storage)
         self.streams = streams ?? Locked(StreamSequencer(holdLimit: bufferSize))
         handOverThreshold = max(1, bufferSize / 2)
     }
@@ -274,7 +279,7 @@ final class SubscriptionBox: Sendable {
     @discardableResult
     func deliver(_ messages: some Collection<JSONValue>, wakes: inout WakeList) -> Int {
         var dropped = 0
-        for sink in sinks { dropped += sink.messages.storage.send(contentsOf: messages, wakes: &wakes) ?? 0 }
+        for storage in messageStorages { dropped += storage.send(contentsOf: messages, wakes: &wakes) ?? 0 }
         return dropped
     }
 }
