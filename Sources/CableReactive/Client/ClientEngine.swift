@@ -19,8 +19,6 @@ import Signals
 struct SubscriptionRow: Sendable {
     /// The handles and their streams; replaced when a handle joins or leaves.
     var box: SubscriptionBox
-    /// The pending subscribe re-send, if any.
-    var retry: (any ScheduledWork)?
 }
 
 /// The shell around the pure state machines: one lock, decisions under it, effects with no user code.
@@ -37,13 +35,17 @@ final class ClientEngine: Sendable {
     enum Event: Sendable {
         case machine(ConnectionMachine.Event)
         case requestPrepared(id: UInt64, CableRequest)
-        case retryFired(identifier: String, generation: UInt64)
+        /// The subscribe re-send timer fired.
+        case retriesDue
     }
 
     struct Core: Sendable {
         var machine: ConnectionMachine
-        /// The subscriptions: each entry holds its state, its box (handles and streams) and its retry timer.
+        /// The subscriptions: each entry holds its state and its box (handles and streams).
         var registry: SubscriptionRegistry<SubscriptionRow>
+        /// The pending subscribe re-sends (identifier → the registry's generation), behind `retryTimer`.
+        var retries = DeadlineQueue<String, UInt64>()
+        var retryTimer: (any ScheduledWork)?
         var random: any RandomNumberGenerator & Sendable
         var connection: (id: UInt64, connection: any WebSocketConnection)?
         var request: (id: UInt64, request: CableRequest)?
@@ -146,9 +148,13 @@ final class ClientEngine: Sendable {
             case .requestPrepared(let id, let request):
                 core.request = (id, request)
                 queue.append(.machine(.requestReady(id: id)))
-            case .retryFired(let identifier, let generation):
-                let actions = core.registry.retryFired(identifier, generation: generation, random: &core.random)
-                for action in actions { execute(action, in: &core) }
+            case .retriesDue:
+                let (due, next) = core.retries.fire(now: scheduler.now)
+                armRetryTimer(for: next, in: &core)
+                for (identifier, generation) in due {
+                    let actions = core.registry.retryFired(identifier, generation: generation, random: &core.random)
+                    for action in actions { execute(action, in: &core) }
+                }
             }
         }
     }
@@ -288,18 +294,11 @@ final class ClientEngine: Sendable {
             }
             Self.sendOnLiveSession(CableProtocol.history(identifier: identifier, since: positions), in: core)
         case .scheduleRetry(let identifier, let generation, let delay):
-            let timer = scheduler.schedule(after: delay) { [weak self] in
-                self?.handle(.retryFired(identifier: identifier, generation: generation))
-            }
-            core.registry.updateAttachment(of: identifier) { row in
-                row.retry?.cancel()
-                row.retry = timer
+            if let deadline = core.retries.set(identifier, generation, at: scheduler.now + delay) {
+                armRetryTimer(for: deadline, in: &core)
             }
         case .cancelRetry(let identifier):
-            core.registry.updateAttachment(of: identifier) { row in
-                row.retry?.cancel()
-                row.retry = nil
-            }
+            if core.retries.remove(identifier) { armRetryTimer(for: nil, in: &core) }
         case .log(let event):
             core.logs.append(event)
         }
@@ -552,10 +551,18 @@ final class ClientEngine: Sendable {
         core.routes.replace(old, with: new)
     }
 
-    /// Ends a row the registry has just removed: its routes, its retry timer, every handle.
+    /// One timer for every subscribe re-send: armed for `deadline`, or cancelled when there is none.
+    private func armRetryTimer(for deadline: TimeInterval?, in core: inout Core) {
+        core.retryTimer?.cancel()
+        core.retryTimer = deadline.map { deadline in
+            scheduler.schedule(after: deadline - scheduler.now) { [weak self] in self?.handle(.retriesDue) }
+        }
+    }
+
+    /// Ends a row the registry has just removed: its routes, its pending re-send, every handle.
     private func end(_ row: SubscriptionRow, in core: inout Core) {
         core.routes.remove(row.box.identifier, ifLeadingTo: row.box)
-        row.retry?.cancel()
+        if core.retries.remove(row.box.identifier) { armRetryTimer(for: nil, in: &core) }
         for sink in row.box.sinks { sink.end(callbacks: callbacks) }
     }
 

@@ -69,6 +69,42 @@ struct SharedSubscriptionTests {
         #expect(room.subscribesSent == 1, "a new connection counts afresh")
     }
 
+    @Test("every unanswered subscribe waits behind one timer; each is re-sent on time, and confirmed ones are not")
+    func retriesShareOneTimer() throws {
+        var options = CableOptions()
+        options.subscribeRetryDelays = [2, 4]
+        let h = try ClientHarness(options: options)
+        let connection = try #require(h.connected())
+        let idle = h.scheduler.pendingCount  // the watchdog
+        let rooms = try (0..<100).map { try h.client.subscribe(["channel": "ChatChannel", "room": .int($0)]) }
+        #expect(h.scheduler.pendingCount == idle + 1, "100 pending subscribes, one timer")
+        #expect(Self.subscribes(connection) == 100)
+        for room in rooms[..<50] { connection.receive(ClientHarness.confirm(room.identifier)) }
+        h.scheduler.advance(by: 2.5)
+        #expect(Self.subscribes(connection) == 150, "the 50 unanswered ones are sent again")
+        #expect(
+            rooms[50...].allSatisfy { $0.subscribesSent == 2 } && rooms[..<50].allSatisfy { $0.subscribesSent == 1 })
+        for room in rooms[50...] { connection.receive(ClientHarness.confirm(room.identifier)) }
+        #expect(h.scheduler.pendingCount == idle, "nothing waits: the timer is cancelled")
+        h.scheduler.advance(by: 10)
+        #expect(Self.subscribes(connection) == 150)
+    }
+
+    @Test("a subscribe made later with an earlier deadline re-arms the one timer for it")
+    func laterSubscribeEarlierDeadline() throws {
+        var options = CableOptions()
+        options.subscribeRetryDelays = [2, 8]  // ±25% each
+        let h = try ClientHarness(options: options)
+        _ = try #require(h.connected())
+        let first = try h.client.subscribe(["channel": "A"])
+        h.scheduler.advance(by: 2.6)  // first re-sent (1.5–2.5 s); its next one is 6–10 s later
+        #expect(first.subscribesSent == 2)
+        let second = try h.client.subscribe(["channel": "B"])  // due 1.5–2.5 s from now: before the first's
+        h.scheduler.advance(by: 2.6)
+        #expect(second.subscribesSent == 2, "the timer was armed again for the earlier deadline")
+        #expect(first.subscribesSent == 2)
+    }
+
     @Test("a handle that joins a confirmed subscription starts subscribed, and sends nothing new")
     func lateHandleJoinsConfirmed() throws {
         let h = try ClientHarness()
