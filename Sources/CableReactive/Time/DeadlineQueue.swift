@@ -9,21 +9,36 @@
 /// A Dispatch timer per subscription cost about 800 bytes while it waited (two, with `DispatchScheduler`'s
 /// two deadlines), and a cancelled one lingered until its deadline: 1,000 subscriptions made at once held
 /// 0.8 MiB of timers. The queue keeps one entry per key and says when its one timer must be armed.
+///
+/// The deadlines are a binary min-heap, so setting and firing cost O(log n) however many subscriptions wait.
+/// Removing a key forgets its entry only; its heap slot goes stale and is skipped when it comes up.
 struct DeadlineQueue<Key: Hashable & Sendable, Value: Sendable>: Sendable {
     private struct Entry: Sendable {
         let deadline: TimeInterval
-        /// Set order, which breaks ties between equal deadlines.
+        /// Set order: breaks ties between equal deadlines, and tells a heap slot from a stale one.
         let order: UInt64
         let value: Value
     }
 
+    private struct Slot: Sendable {
+        let deadline: TimeInterval
+        let order: UInt64
+        let key: Key
+
+        func precedes(_ other: Slot) -> Bool { (deadline, order) < (other.deadline, other.order) }
+    }
+
+    /// The live entries; a heap slot whose order differs from its key's entry is stale.
     private var pending: [Key: Entry] = [:]
+    private var heap: [Slot] = []
     private var nextOrder: UInt64 = 0
     /// The deadline the timer is armed for, if it is armed.
     private(set) var armedFor: TimeInterval?
 
     /// How many deadlines are pending.
     var count: Int { pending.count }
+    /// How many heap slots there are, stale ones included (for tests): at most twice the pending count, plus 64.
+    var slotCount: Int { heap.count }
 
     /// Sets `key`'s deadline and value, replacing any earlier ones.
     ///
@@ -32,6 +47,8 @@ struct DeadlineQueue<Key: Hashable & Sendable, Value: Sendable>: Sendable {
     mutating func set(_ key: Key, _ value: Value, at deadline: TimeInterval) -> TimeInterval? {
         nextOrder += 1
         pending[key] = Entry(deadline: deadline, order: nextOrder, value: value)
+        push(Slot(deadline: deadline, order: nextOrder, key: key))
+        if heap.count > 2 * pending.count + 64 { rebuild() }  // stale slots stay bounded
         if let armedFor, armedFor <= deadline { return nil }
         armedFor = deadline
         return deadline
@@ -45,6 +62,7 @@ struct DeadlineQueue<Key: Hashable & Sendable, Value: Sendable>: Sendable {
     mutating func remove(_ key: Key) -> Bool {
         pending[key] = nil
         guard pending.isEmpty else { return false }
+        heap.removeAll(keepingCapacity: true)
         armedFor = nil
         return true
     }
@@ -53,12 +71,59 @@ struct DeadlineQueue<Key: Hashable & Sendable, Value: Sendable>: Sendable {
     /// deadline to arm the timer for next (nil: nothing is pending). A timer that fires early finds nothing
     /// due and is armed again.
     mutating func fire(now: TimeInterval) -> (due: [(key: Key, value: Value)], next: TimeInterval?) {
+        var due: [(key: Key, value: Value)] = []
         // A millisecond of slack, as the connection watchdog has: a remainder below the clock's resolution
         // would re-arm the timer for the same instant.
-        let due = pending.filter { $0.value.deadline <= now + 0.001 }
-            .sorted { ($0.value.deadline, $0.value.order) < ($1.value.deadline, $1.value.order) }
-        for entry in due { pending[entry.key] = nil }
-        armedFor = pending.values.map(\.deadline).min()
-        return (due.map { (key: $0.key, value: $0.value.value) }, armedFor)
+        while let top = liveTop(), top.deadline <= now + 0.001 {
+            popTop()
+            if let entry = pending.removeValue(forKey: top.key) { due.append((top.key, entry.value)) }
+        }
+        armedFor = liveTop()?.deadline
+        return (due, armedFor)
+    }
+
+    // MARK: heap
+
+    /// The earliest slot that is still live, after dropping the stale ones above it.
+    private mutating func liveTop() -> Slot? {
+        while let top = heap.first {
+            if pending[top.key]?.order == top.order { return top }
+            popTop()
+        }
+        return nil
+    }
+
+    /// A heap of the live entries only.
+    private mutating func rebuild() {
+        let live = pending.map { Slot(deadline: $0.value.deadline, order: $0.value.order, key: $0.key) }
+        heap.removeAll(keepingCapacity: true)
+        for slot in live { push(slot) }
+    }
+
+    private mutating func push(_ slot: Slot) {
+        heap.append(slot)
+        var child = heap.count - 1
+        while child > 0 {
+            let parent = (child - 1) / 2
+            guard heap[child].precedes(heap[parent]) else { break }
+            heap.swapAt(child, parent)
+            child = parent
+        }
+    }
+
+    private mutating func popTop() {
+        guard !heap.isEmpty else { return }
+        heap.swapAt(0, heap.count - 1)
+        heap.removeLast()
+        var parent = 0
+        while true {
+            let left = 2 * parent + 1
+            guard left < heap.count else { return }
+            let right = left + 1
+            let first = right < heap.count && heap[right].precedes(heap[left]) ? right : left
+            guard heap[first].precedes(heap[parent]) else { return }
+            heap.swapAt(first, parent)
+            parent = first
+        }
     }
 }

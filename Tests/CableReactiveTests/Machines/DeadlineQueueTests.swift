@@ -1,3 +1,4 @@
+import CableTesting
 import Testing
 
 @testable import CableReactive
@@ -59,5 +60,37 @@ struct DeadlineQueueTests {
         #expect(bWasLast)
         #expect(queue.armedFor == nil)
         #expect(queue.set("c", 3, at: 30) == 30, "armed again, though 30 is later than the old 10")
+    }
+
+    @Test("matches a plain model over 20,000 seeded operations, and its stale slots stay bounded")
+    func againstAModel() {
+        var queue = DeadlineQueue<Int, Int>()
+        var model: [Int: (deadline: Double, order: Int, value: Int)] = [:]
+        var random = SeededRandom(seed: 7)
+        var now = 0.0
+        var order = 0
+        for step in 0..<20_000 {
+            let key = Int(random.next() % 50)
+            switch random.next() % 4 {
+            case 0, 1:
+                let deadline = now + Double(random.next() % 100) / 10
+                order += 1
+                model[key] = (deadline, order, step)
+                _ = queue.set(key, step, at: deadline)
+            case 2:
+                model[key] = nil
+                _ = queue.remove(key)
+            default:
+                now += Double(random.next() % 30) / 10
+                let expected = model.filter { $0.value.deadline <= now + 0.001 }
+                    .sorted { ($0.value.deadline, $0.value.order) < ($1.value.deadline, $1.value.order) }
+                for entry in expected { model[entry.key] = nil }
+                let (due, next) = queue.fire(now: now)
+                #expect(due.map(\.key) == expected.map(\.key) && due.map(\.value) == expected.map(\.value.value))
+                #expect(next == model.values.map(\.deadline).min())
+            }
+            #expect(queue.count == model.count)
+            #expect(queue.slotCount <= 2 * queue.count + 65)
+        }
     }
 }
