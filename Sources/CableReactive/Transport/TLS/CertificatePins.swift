@@ -1,3 +1,9 @@
+#if canImport(FoundationEssentials) && !CABLE_FULL_FOUNDATION
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
+
 /// A certificate pin: the SHA-256 of a certificate's public key (its DER SubjectPublicKeyInfo, SPKI), in the
 /// `sha256/<base64>` form of OkHttp and HTTP Public Key Pinning (RFC 7469).
 ///
@@ -209,58 +215,23 @@ package enum PEM {
     }
 }
 
-/// Standard base64 (RFC 4648 §4) with padding, for pins and PEM, without Foundation.
+/// Standard base64 (RFC 4648 §4) with padding, for pins and PEM: Foundation's codec, as `AcceptKey` uses.
+///
+/// Decoding accepts the canonical encoding only. Foundation's decoder also takes padding with bits set and
+/// some malformed runs of `=`, so text that does not encode its own bytes again is refused: a pin has one
+/// spelling.
 enum Base64 {
-    /// The 64 digits, in value order.
-    private static let digits = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/".utf8)
-
     /// The padded base64 of `bytes`.
     static func encode(_ bytes: [UInt8]) -> String {
-        var text: [UInt8] = []
-        text.reserveCapacity((bytes.count + 2) / 3 * 4)
-        for start in stride(from: 0, to: bytes.count, by: 3) {
-            let group = bytes[start..<min(start + 3, bytes.count)]
-            let value = group.enumerated().reduce(UInt32(0)) { $0 | UInt32($1.element) << (16 - 8 * $1.offset) }
-            for digit in 0..<4 {
-                text.append(digit <= group.count ? digits[Int(value >> (18 - 6 * digit) & 0x3F)] : UInt8(ascii: "="))
-            }
-        }
-        return String(decoding: text, as: UTF8.self)
+        Data(bytes).base64EncodedString()
     }
 
-    /// The bytes that padded base64 `text` encodes; nil when it is not padded base64, has bits set in the
-    /// padding, or holds whitespace (unless `ignoringWhitespace`).
+    /// The bytes that padded base64 `text` encodes; nil when it is not canonical padded base64, or holds
+    /// whitespace (unless `ignoringWhitespace`).
     static func decode(_ text: ArraySlice<UInt8>, ignoringWhitespace: Bool) -> [UInt8]? {
-        var bytes: [UInt8] = []
-        bytes.reserveCapacity(text.count / 4 * 3)
-        var group: UInt32 = 0  // the digits of the current group of 4
-        var digitCount = 0
-        var paddingCount = 0
-        for character in text {
-            if isWhitespace(character) && ignoringWhitespace { continue }
-            if character == UInt8(ascii: "=") {
-                paddingCount += 1
-                continue
-            }
-            guard paddingCount == 0, let digit = value(of: character) else { return nil }
-            group = group << 6 | UInt32(digit)
-            digitCount += 1
-            if digitCount == 4 {
-                bytes += [UInt8(truncatingIfNeeded: group >> 16), UInt8(truncatingIfNeeded: group >> 8)]
-                bytes.append(UInt8(truncatingIfNeeded: group))
-                (group, digitCount) = (0, 0)
-            }
-        }
-        switch (digitCount, paddingCount) {
-        case (0, 0):
-            return bytes
-        case (2, 2) where group & 0xF == 0:
-            return bytes + [UInt8(truncatingIfNeeded: group >> 4)]
-        case (3, 1) where group & 0x3 == 0:
-            return bytes + [UInt8(truncatingIfNeeded: group >> 10), UInt8(truncatingIfNeeded: group >> 2)]
-        default:
-            return nil
-        }
+        let digits = String(decoding: ignoringWhitespace ? text.filter { !isWhitespace($0) }[...] : text, as: UTF8.self)
+        guard let data = Data(base64Encoded: digits), data.base64EncodedString() == digits else { return nil }
+        return Array(data)
     }
 
     /// `text` without the spaces, tabs, CRs and LFs at either end.
@@ -274,17 +245,5 @@ enum Base64 {
     /// Whether `byte` is a space, tab, CR or LF.
     private static func isWhitespace(_ byte: UInt8) -> Bool {
         byte == 0x20 || byte == 0x09 || byte == 0x0D || byte == 0x0A
-    }
-
-    /// The value of base64 digit `character`, or nil.
-    private static func value(of character: UInt8) -> UInt8? {
-        switch character {
-        case UInt8(ascii: "A")...UInt8(ascii: "Z"): character - UInt8(ascii: "A")
-        case UInt8(ascii: "a")...UInt8(ascii: "z"): character - UInt8(ascii: "a") + 26
-        case UInt8(ascii: "0")...UInt8(ascii: "9"): character - UInt8(ascii: "0") + 52
-        case UInt8(ascii: "+"): 62
-        case UInt8(ascii: "/"): 63
-        default: nil
-        }
     }
 }
