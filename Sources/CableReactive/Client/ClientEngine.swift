@@ -559,10 +559,10 @@ final class ClientEngine: Sendable {
         }
     }
 
-    /// Ends a row the registry has just removed: its routes, its pending re-send, every handle.
+    /// Ends a row the registry has just removed: its routes and every handle. (Its pending re-send went with
+    /// the registry's `cancelRetry`.)
     private func end(_ row: SubscriptionRow, in core: inout Core) {
         core.routes.remove(row.box.identifier, ifLeadingTo: row.box)
-        if core.retries.remove(row.box.identifier) { armRetryTimer(for: nil, in: &core) }
         for sink in row.box.sinks { sink.end(callbacks: callbacks) }
     }
 
