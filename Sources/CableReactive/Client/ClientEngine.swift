@@ -15,12 +15,6 @@ import Signals
     import Musl
 #endif
 
-/// One subscription's row in the engine's registry: what the client keeps beside the machine's state.
-struct SubscriptionRow: Sendable {
-    /// The handles and their streams; replaced when a handle joins or leaves.
-    var box: SubscriptionBox
-}
-
 /// The shell around the pure state machines: one lock, decisions under it, effects with no user code.
 ///
 /// Every event (an API call, a transport event, a timer) takes the lock, runs the machines, and executes
@@ -41,8 +35,9 @@ final class ClientEngine: Sendable {
 
     struct Core: Sendable {
         var machine: ConnectionMachine
-        /// The subscriptions: each entry holds its state and its box (handles and streams).
-        var registry: SubscriptionRegistry<SubscriptionRow>
+        /// The subscriptions: each entry holds its state and, as its attachment, its box (handles and streams;
+        /// replaced when a handle joins or leaves).
+        var registry: SubscriptionRegistry<SubscriptionBox>
         /// The pending subscribe re-sends (identifier → the registry's generation), behind `retryTimer`.
         var retries = DeadlineQueue<String, UInt64>()
         var retryTimer: (any ScheduledWork)?
@@ -238,7 +233,7 @@ final class ClientEngine: Sendable {
             var replayable: Set<String> = []
             if core.extendedAttempt == id {
                 for (identifier, entry) in core.registry.entries
-                where entry.attachment.box.streams.withLock({ !$0.marks.isEmpty }) {
+                where entry.attachment.streams.withLock({ !$0.marks.isEmpty }) {
                     replayable.insert(identifier)
                 }
             }
@@ -247,7 +242,7 @@ final class ClientEngine: Sendable {
             for action in actions { execute(action, in: &core) }
         case .sessionEnded:
             for entry in core.registry.entries.values {
-                entry.attachment.box.streams.withLock { $0.sessionEnded() }
+                entry.attachment.streams.withLock { $0.sessionEnded() }
             }
             for action in core.registry.sessionEnded() { execute(action, in: &core) }
         case .publish(let state):
@@ -275,19 +270,19 @@ final class ClientEngine: Sendable {
         case .publish(_, .unsubscribed):
             break  // the entry is gone; its row was ended by whoever removed it (end(_:in:))
         case .publish(let identifier, let state):
-            guard let sinks = core.registry[identifier]?.attachment.box.sinks else { return }
+            guard let sinks = core.registry[identifier]?.attachment.sinks else { return }
             callbacks.run {
                 for sink in sinks { sink.state.value = state }
             }
         case .publishReconnect(let identifier, let outcome):
-            guard let sinks = core.registry[identifier]?.attachment.box.sinks else { return }
+            guard let sinks = core.registry[identifier]?.attachment.sinks else { return }
             callbacks.run {
                 for sink in sinks { sink.reconnect.value = outcome }
             }
         case .awaitHistory(let identifier):
-            core.registry[identifier]?.attachment.box.streams.withLock { $0.historyRequested() }
+            core.registry[identifier]?.attachment.streams.withLock { $0.historyRequested() }
         case .requestHistory(let identifier):
-            guard let box = core.registry[identifier]?.attachment.box else { return }
+            guard let box = core.registry[identifier]?.attachment else { return }
             let positions = box.streams.withLock { sequencer in
                 sequencer.historyRequested()
                 return sequencer.positions
@@ -520,7 +515,7 @@ final class ClientEngine: Sendable {
             if core.closed { return nil }
             core.nextSinkID += 1
             if let entry = core.registry[identifier] {
-                let box = entry.attachment.box
+                let box = entry.attachment
                 let sink = HandleSink(
                     id: core.nextSinkID, bufferSize: box.bufferSize, state: entry.state,
                     reconnect: entry.lastReconnect)
@@ -532,10 +527,9 @@ final class ClientEngine: Sendable {
             let box = SubscriptionBox(
                 serial: core.registry.nextSerialToAssign, identifier: identifier,
                 bufferSize: options.messageBufferSize, log: log, sinks: [sink])
-            let row = SubscriptionRow(box: box)
             guard
                 let (_, actions) = core.registry.add(
-                    identifier, attachment: row, historySince: historySince, random: &core.random)
+                    identifier, attachment: box, historySince: historySince, random: &core.random)
             else {
                 return nil  // unreachable: the branch above shares a registered identifier
             }
@@ -547,7 +541,7 @@ final class ClientEngine: Sendable {
 
     /// Puts `new` wherever `old` is found: the box changes when a handle joins or leaves.
     private static func replace(_ old: SubscriptionBox, with new: SubscriptionBox, in core: inout Core) {
-        core.registry.updateAttachment(of: old.identifier) { $0.box = new }
+        core.registry.updateAttachment(of: old.identifier) { $0 = new }
         core.routes.replace(old, with: new)
     }
 
@@ -559,22 +553,22 @@ final class ClientEngine: Sendable {
         }
     }
 
-    /// Ends a row the registry has just removed: its routes and every handle. (Its pending re-send went with
+    /// Ends a box the registry has just removed: its routes and every handle. (Its pending re-send went with
     /// the registry's `cancelRetry`.)
-    private func end(_ row: SubscriptionRow, in core: inout Core) {
-        core.routes.remove(row.box.identifier, ifLeadingTo: row.box)
-        for sink in row.box.sinks { sink.end(callbacks: callbacks) }
+    private func end(_ box: SubscriptionBox, in core: inout Core) {
+        core.routes.remove(box.identifier, ifLeadingTo: box)
+        for sink in box.sinks { sink.end(callbacks: callbacks) }
     }
 
     /// Ends the handle `sink` of subscription `serial`; the last handle's release ends the server subscription.
     func release(identifier: String, serial: Int, sink: UInt64) {
         let logs = core.withLock { core -> [LogEvent] in
             guard let entry = core.registry[identifier], entry.serial == serial,
-                let (rest, removed) = entry.attachment.box.removing(sink: sink)
+                let (rest, removed) = entry.attachment.removing(sink: sink)
             else { return [] }
             removed.end(callbacks: callbacks)
             guard rest.sinks.isEmpty else {
-                Self.replace(entry.attachment.box, with: rest, in: &core)
+                Self.replace(entry.attachment, with: rest, in: &core)
                 return []
             }
             for action in core.registry.remove(identifier) { execute(action, in: &core) }
@@ -595,7 +589,7 @@ final class ClientEngine: Sendable {
         }
         return core.withLock { core -> Bool in
             guard core.registry.canPerform(identifier),
-                core.registry[identifier]?.attachment.box.contains(sink: sink) == true
+                core.registry[identifier]?.attachment.contains(sink: sink) == true
             else { return false }
             return Self.sendOnLiveSession(text, in: core)
         }
@@ -606,9 +600,9 @@ final class ClientEngine: Sendable {
             guard !core.closed else { return [] }
             core.closed = true
             process(.machine(.close), in: &core)
-            let rows = core.registry.entries.values.map(\.attachment)
+            let boxes = core.registry.entries.values.map(\.attachment)
             for action in core.registry.removeAll() { execute(action, in: &core) }
-            for row in rows { end(row, in: &core) }
+            for box in boxes { end(box, in: &core) }
             core.hook?.cancel()
             core.hook = nil
             defer { core.logs.removeAll() }
