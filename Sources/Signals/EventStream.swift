@@ -39,22 +39,18 @@ package final class StreamStorage<Element: Sendable>: Sendable {
     /// for the caller to run after its other sends: a batch for many streams wakes their consumers only once
     /// everything is buffered.
     @inlinable
-    package func send(contentsOf elements: some Collection<Element>, wakes pending: inout WakeList) -> Int? {
+    package func send(contentsOf elements: some Collection<Element>, wakes: inout WakeList) -> Int? {
         var dropped = 0
-        var finished = false
-        let wakes = state.withLock { state -> WakeList in
-            var wakes = WakeList()
-            if state.finished {
-                finished = true
-            } else if state.observers.isEmpty, state.held != nil {
+        let finished = state.withLock { state -> Bool in
+            if state.finished { return true }
+            if state.observers.isEmpty, state.held != nil {
                 for element in elements where state.held?.push(element) == true { dropped += 1 }
             } else {
-                wakes = state.observers.enqueue(contentsOf: elements, dropped: &dropped)
+                state.observers.enqueue(contentsOf: elements, dropped: &dropped, into: &wakes)
             }
             state.droppedCount += dropped
-            return wakes
+            return false
         }
-        pending.append(contentsOf: wakes)
         return finished ? nil : dropped
     }
 

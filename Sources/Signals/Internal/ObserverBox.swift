@@ -294,8 +294,14 @@ struct ObserverList<Element: Sendable> {
     @inlinable
     func enqueue(contentsOf elements: some Collection<Element>, dropped: inout Int) -> WakeList {
         var list = WakeList()
-        for entry in entries { list.append(entry.box.enqueue(contentsOf: elements, dropped: &dropped)) }
+        enqueue(contentsOf: elements, dropped: &dropped, into: &list)
         return list
+    }
+
+    /// Buffers `elements` in every observer, adding the wakes to run after the lock to `wakes`.
+    @inlinable
+    func enqueue(contentsOf elements: some Collection<Element>, dropped: inout Int, into wakes: inout WakeList) {
+        for entry in entries { wakes.append(entry.box.enqueue(contentsOf: elements, dropped: &dropped)) }
     }
 
     @inlinable
@@ -353,13 +359,6 @@ package struct WakeList: Sendable {
     @usableFromInline var rest: [Wake] = []
 
     @inlinable package init() {}
-
-    /// Adds `other`'s wakes after this list's.
-    @inlinable
-    package mutating func append(contentsOf other: WakeList) {
-        append(other.first)
-        for wake in other.rest { append(wake) }
-    }
 
     @inlinable
     mutating func append(_ wake: Wake) {
