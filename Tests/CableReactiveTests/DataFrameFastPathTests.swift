@@ -26,6 +26,14 @@ struct DataFrameFastPathTests {
         #expect(reordered.message == [1])
     }
 
+    @Test("a repeated identifier is the full decoder's: the last one wins, and a bad escape in any fails the frame")
+    func repeatedIdentifier() {
+        #expect(
+            CableProtocol.decode(#"{"identifier":"x","identifier":"y","message":1}"#)
+                == .message(identifier: "y", message: 1))
+        #expect(CableProtocol.decode(#"{"identifier":"\&","identifier":"x","message":1}"#) == nil)
+    }
+
     @Test(
         "leaves every other frame to the full decode",
         arguments: [
@@ -33,6 +41,8 @@ struct DataFrameFastPathTests {
             #"{"type":"reject_subscription","identifier":"x","message":1}"#,
             #"{"identifier":1,"message":1}"#,
             #"{"identifier":"x","message":1,"identifier":2}"#,
+            #"{"identifier":"\&","identifier":"x","message":1}"#,  // a bad escape in a skipped token (fuzz)
+            #"{"identifier":"x","identifier":"y","message":1}"#,
             #"{"identifier":"x"}"#,
             #"{"message":1}"#,
             #"{"identifier":"x","message":}"#,

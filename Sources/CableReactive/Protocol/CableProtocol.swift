@@ -35,10 +35,12 @@ package enum CableProtocol {
         var stream: JSONValue?
         var epoch: JSONValue?
         var offset: JSONValue?
+        var identifierKeys = 0
         do {
             let isObject = try parser.parseTopLevelObject { key, parser throws(JSONParseError) in
                 switch key {
                 case "identifier":
+                    identifierKeys += 1
                     if parser.atString {
                         identifier = try parser.skipStringToken()
                     } else {
@@ -58,7 +60,9 @@ package enum CableProtocol {
             return nil
         }
         if let type = type?.stringValue, Self.typesWithIdentifier.contains(type) { return nil }
-        guard let identifier, let message else { return nil }
+        // A repeated identifier goes to the full decoder: a skipped token is not checked, so an earlier one
+        // with a bad escape would go unnoticed behind a later, valid one.
+        guard identifierKeys == 1, let identifier, let message else { return nil }
         return (identifier, message, StreamPosition(stream: stream, epoch: epoch, offset: offset))
     }
 
