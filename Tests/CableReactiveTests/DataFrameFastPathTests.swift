@@ -26,11 +26,13 @@ struct DataFrameFastPathTests {
         #expect(reordered.message == [1])
     }
 
-    @Test("a repeated identifier is the full decoder's: the last one wins, and a bad escape in any fails the frame")
+    @Test("a repeated identifier: the last one wins, and a bad escape in any fails the frame")
     func repeatedIdentifier() {
         #expect(
             CableProtocol.decode(#"{"identifier":"x","identifier":"y","message":1}"#)
                 == .message(identifier: "y", message: 1))
+        #expect(Self.fast(#"{"identifier":"x","identifier":"y","message":1}"#)?.token == "y", "as the fast path")
+        #expect(Self.fast(#"{"identifier":"x\u0041","identifier":"y","message":1}"#)?.token == "y")
         #expect(CableProtocol.decode(#"{"identifier":"\&","identifier":"x","message":1}"#) == nil)
     }
 
@@ -42,7 +44,6 @@ struct DataFrameFastPathTests {
             #"{"identifier":1,"message":1}"#,
             #"{"identifier":"x","message":1,"identifier":2}"#,
             #"{"identifier":"\&","identifier":"x","message":1}"#,  // a bad escape in a skipped token (fuzz)
-            #"{"identifier":"x","identifier":"y","message":1}"#,
             #"{"identifier":"x"}"#,
             #"{"message":1}"#,
             #"{"identifier":"x","message":}"#,

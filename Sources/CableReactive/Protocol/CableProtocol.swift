@@ -35,12 +35,14 @@ package enum CableProtocol {
         var stream: JSONValue?
         var epoch: JSONValue?
         var offset: JSONValue?
-        var identifierKeys = 0
+        var skippedBadToken = false
         do {
             let isObject = try parser.parseTopLevelObject { key, parser throws(JSONParseError) in
                 switch key {
                 case "identifier":
-                    identifierKeys += 1
+                    // A token is skipped unchecked; one that a later identifier replaces is checked now, or an
+                    // earlier one with a bad escape would go unnoticed behind a later, valid one.
+                    if let earlier = identifier, !Self.isStringToken(earlier, in: bytes) { skippedBadToken = true }
                     if parser.atString {
                         identifier = try parser.skipStringToken()
                     } else {
@@ -60,10 +62,15 @@ package enum CableProtocol {
             return nil
         }
         if let type = type?.stringValue, Self.typesWithIdentifier.contains(type) { return nil }
-        // A repeated identifier goes to the full decoder: a skipped token is not checked, so an earlier one
-        // with a bad escape would go unnoticed behind a later, valid one.
-        guard identifierKeys == 1, let identifier, let message else { return nil }
+        guard !skippedBadToken, let identifier, let message else { return nil }
         return (identifier, message, StreamPosition(stream: stream, epoch: epoch, offset: offset))
+    }
+
+    /// Whether the contents of a string token (between its quotes, in `bytes`) are a valid JSON string.
+    private static func isStringToken(_ contents: Range<Int>, in bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+        guard contents.lowerBound > 0, contents.upperBound < bytes.count else { return false }
+        let quoted = UnsafeBufferPointer(rebasing: bytes[(contents.lowerBound - 1)...contents.upperBound])
+        return (try? JSONValue(parsingUTF8: quoted))?.stringValue != nil
     }
 
     /// Decodes a frame given as UTF-8 bytes that the caller has validated; same rules as ``decode(_:)``.
