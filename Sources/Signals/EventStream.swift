@@ -21,7 +21,7 @@ package final class StreamStorage<Element: Sendable>: Sendable {
     @usableFromInline let state: Locked<State>
 
     @inlinable
-    init(holding: BufferingPolicy?) {
+    package init(holding: BufferingPolicy?) {
         state = Locked(State(held: holding.map(PolicyBuffer.init)))
     }
 
@@ -54,7 +54,7 @@ package final class StreamStorage<Element: Sendable>: Sendable {
         return finished ? nil : dropped
     }
 
-    func finish() {
+    package func finish() {
         let boxes = state.withLock { state -> [ObserverBox<Element>] in
             guard !state.finished else { return [] }
             state.finished = true
@@ -133,7 +133,7 @@ package final class StreamStorage<Element: Sendable>: Sendable {
 public final class EventStream<Element: Sendable>: Signal {
     @usableFromInline package let storage: StreamStorage<Element>
 
-    init(storage: StreamStorage<Element>) {
+    package init(storage: StreamStorage<Element>) {
         self.storage = storage
     }
 

@@ -1,7 +1,9 @@
 import Dispatch
 
-/// The shared storage of a ``MutableStateValue`` and its read-only ``StateValue`` views.
-final class StateStorage<Value: Sendable>: Sendable {
+/// The shared storage of a ``MutableStateValue`` and its read-only ``StateValue`` views. A library that only
+/// hands out views (one per subscription handle, say) may hold the storage itself: one object and one lock
+/// per state, instead of a ``MutableStateValue`` and its ``MutableStateValue/readOnly`` view besides.
+package final class StateStorage<Value: Sendable>: Sendable {
     struct State {
         var value: Value
         var observers = ObserverList<Value>()
@@ -10,14 +12,20 @@ final class StateStorage<Value: Sendable>: Sendable {
     let state: Locked<State>
     let isDuplicate: (@Sendable (Value, Value) -> Bool)?
 
-    init(_ value: Value, isDuplicate: (@Sendable (Value, Value) -> Bool)?) {
+    package init(_ value: Value, isDuplicate: (@Sendable (Value, Value) -> Bool)?) {
         state = Locked(State(value: value))
         self.isDuplicate = isDuplicate
     }
 
-    var value: Value { state.withLock { $0.value } }
+    package var value: Value { state.withLock { $0.value } }
 
-    func update<R>(_ body: (inout Value) throws -> R) rethrows -> R {
+    /// A read-only view that keeps `owner` alive for as long as the view, or any observation or loop made
+    /// through it, exists: how a library ties the lifetime of what it manages to the use of its state.
+    package func view(keeping owner: any AnyObject & Sendable) -> StateValue<Value> {
+        StateValue(storage: self, keeping: owner)
+    }
+
+    package func update<R>(_ body: (inout Value) throws -> R) rethrows -> R {
         let (result, drains) = try state.withLock { state -> (R, WakeList) in
             let old = state.value
             let result = try body(&state.value)
@@ -66,9 +74,9 @@ public final class StateValue<Value: Sendable>: Signal {
 
     let storage: StateStorage<Value>
     /// What this view keeps alive, as does every observation made through it.
-    let owner: (any Sendable)?
+    let owner: (any AnyObject & Sendable)?
 
-    init(storage: StateStorage<Value>, keeping owner: (any Sendable)? = nil) {
+    init(storage: StateStorage<Value>, keeping owner: (any AnyObject & Sendable)? = nil) {
         self.storage = storage
         self.owner = owner
     }
@@ -126,10 +134,9 @@ public final class MutableStateValue<Value: Sendable>: Signal {
         set { storage.update { $0 = newValue } }
     }
 
-    /// A read-only view that keeps `owner` alive for as long as the view, or any observation or loop made
-    /// through it, exists: how a library ties the lifetime of what it manages to the use of its state.
-    package func view(keeping owner: any Sendable) -> StateValue<Value> {
-        StateValue(storage: storage, keeping: owner)
+    /// A read-only view that keeps `owner` alive; see `StateStorage.view(keeping:)`.
+    package func view(keeping owner: any AnyObject & Sendable) -> StateValue<Value> {
+        storage.view(keeping: owner)
     }
 
     /// Changes the value in place, atomically with respect to other writers, and returns `body`'s result.

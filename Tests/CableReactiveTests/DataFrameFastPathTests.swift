@@ -90,7 +90,7 @@ struct DataFrameFastPathTests {
     }
 
     static func box(_ identifier: String, serial: Int = 1) -> SubscriptionBox {
-        SubscriptionBox(serial: serial, identifier: identifier, bufferSize: 4, log: LogContext(host: "h"))
+        SubscriptionBox(serial: serial, identifier: identifier, context: DeliveryBatchTests.context(bufferSize: 4))
     }
 
     static func lookup(_ table: RouteTable, _ token: String) -> SubscriptionBox? {

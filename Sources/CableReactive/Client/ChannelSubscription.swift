@@ -56,7 +56,7 @@ public final class ChannelSubscription: Sendable {
         self.lease = lease
         state = sink.state.view(keeping: lease)
         lastReconnect = sink.reconnect.view(keeping: lease)
-        messages = CableMessages(stream: sink.messages.readOnly, lease: lease) { $0 }
+        messages = CableMessages(stream: sink.messages, lease: lease) { $0 }
     }
 
     /// The messages decoded as `T`: ``messages`` with a decoding step. A message that does not decode is
@@ -163,20 +163,17 @@ final class SubscriptionLease: Sendable {
     let identifier: String
     let serial: Int
     let sinkID: UInt64
-    let bufferSize: Int
-    let log: LogContext
-    let callbacks: CallbackExecutor
-    private let engineRef: Locked<WeakEngine>
-    var engine: ClientEngine? { engineRef.withLock { $0.engine } }
+    let context: SubscriptionContext
+    var engine: ClientEngine? { context.engine }
+    var bufferSize: Int { context.bufferSize }
+    var log: LogContext { context.log }
+    var callbacks: CallbackExecutor { context.callbacks }
 
-    init(box: SubscriptionBox, sinkID: UInt64, engine: ClientEngine?, callbacks: CallbackExecutor) {
+    init(box: SubscriptionBox, sinkID: UInt64) {
         identifier = box.identifier
         serial = box.serial
         self.sinkID = sinkID
-        bufferSize = box.bufferSize
-        log = box.log
-        self.callbacks = callbacks
-        engineRef = Locked(WeakEngine(engine: engine))
+        context = box.context
     }
 
     deinit { release() }
@@ -187,25 +184,57 @@ final class SubscriptionLease: Sendable {
     }
 }
 
-/// The client's side of one handle: what the engine publishes to it.
+/// The client's side of one handle: what the engine publishes to it. It holds the Signals storages themselves
+/// (one object and one lock each): the handle only ever hands out views of them.
 final class HandleSink: Sendable {
     let id: UInt64
-    let messages: MutableEventStream<JSONValue>
-    let state: MutableStateValue<SubscriptionState>
-    let reconnect: MutableStateValue<SubscriptionReconnect?>
+    /// The handle's message stream, read-only: the engine sends to its storage.
+    let messages: EventStream<JSONValue>
+    let state: StateStorage<SubscriptionState>
+    let reconnect: StateStorage<SubscriptionReconnect?>
 
     init(id: UInt64, bufferSize: Int, state: SubscriptionState, reconnect: SubscriptionReconnect? = nil) {
         self.id = id
-        messages = MutableEventStream(holdingUpTo: bufferSize)
-        self.state = MutableStateValue(state)
-        self.reconnect = MutableStateValue(reconnect)
+        messages = EventStream(storage: StreamStorage(holding: .bufferingNewest(bufferSize)))
+        self.state = StateStorage(state, isDuplicate: { $0 == $1 })
+        self.reconnect = StateStorage(reconnect, isDuplicate: { $0 == $1 })
     }
+
+    /// A handle the engine lets go of without ending it (the client was released): its loops end.
+    deinit { messages.storage.finish() }
 
     /// Ends the handle: its messages finish and its state becomes unsubscribed (on `callbacks`).
     func end(callbacks: CallbackExecutor) {
-        messages.finish()
+        messages.storage.finish()
         let state = state
-        callbacks.run { state.value = .unsubscribed }
+        callbacks.run { state.update { $0 = .unsubscribed } }
+    }
+}
+
+/// What every subscription of one client shares, held once by the client instead of in each handle and box:
+/// the buffer size, the log, the callback queue, and a weak reference to the engine (a handle must not keep
+/// its client alive).
+final class SubscriptionContext: Sendable {
+    let bufferSize: Int
+    /// How many messages a ``DeliveryBatch`` stages for one subscription before handing them over: half the
+    /// buffer, so that staging never costs a drop while the consumers keep up.
+    let handOverThreshold: Int
+    let log: LogContext
+    let callbacks: CallbackExecutor
+    private let engineRef = Locked(WeakEngine())
+    /// The client's engine; nil once it is gone, and for the handles a closed client gives out.
+    var engine: ClientEngine? { engineRef.withLock { $0.engine } }
+
+    init(bufferSize: Int, log: LogContext, callbacks: CallbackExecutor) {
+        self.bufferSize = bufferSize
+        handOverThreshold = max(1, bufferSize / 2)
+        self.log = log
+        self.callbacks = callbacks
+    }
+
+    /// Called once, by the engine that owns this context, at the end of its init.
+    func attach(_ engine: ClientEngine) {
+        engineRef.withLock { $0.engine = engine }
     }
 }
 
@@ -218,11 +247,10 @@ final class HandleSink: Sendable {
 final class SubscriptionBox: Sendable {
     let serial: Int
     let identifier: String
-    let bufferSize: Int
-    let log: LogContext
-    /// How many messages a ``DeliveryBatch`` stages before handing them over: half the buffer, so that
-    /// staging never costs a drop while the consumers keep up.
-    let handOverThreshold: Int
+    let context: SubscriptionContext
+    var bufferSize: Int { context.bufferSize }
+    var log: LogContext { context.log }
+    var handOverThreshold: Int { context.handOverThreshold }
     /// The handles, in the order they subscribed.
     let sinks: [HandleSink]
     /// Their message streams' storage, what ``deliver(_:wakes:)`` sends to: two pointer hops fewer per
@@ -234,24 +262,21 @@ final class SubscriptionBox: Sendable {
     let streams: Locked<StreamSequencer>
 
     init(
-        serial: Int, identifier: String, bufferSize: Int, log: LogContext, sinks: [HandleSink] = [],
+        serial: Int, identifier: String, context: SubscriptionContext, sinks: [HandleSink] = [],
         streams: Locked<StreamSequencer>? = nil
     ) {
         self.serial = serial
         self.identifier = identifier
-        self.bufferSize = bufferSize
-        self.log = log
+        self.context = context
         self.sinks = sinks
         messageStorages = sinks.map(\.messages.storage)
-        self.streams = streams ?? Locked(StreamSequencer(holdLimit: bufferSize))
-        handOverThreshold = max(1, bufferSize / 2)
+        self.streams = streams ?? Locked(StreamSequencer(holdLimit: context.bufferSize))
     }
 
     /// This box with `sink` added.
     func adding(_ sink: HandleSink) -> SubscriptionBox {
         SubscriptionBox(
-            serial: serial, identifier: identifier, bufferSize: bufferSize, log: log, sinks: sinks + [sink],
-            streams: streams)
+            serial: serial, identifier: identifier, context: context, sinks: sinks + [sink], streams: streams)
     }
 
     /// Stages `message` for the handles, through the stream sequencer when it carries a position: a repeat
@@ -267,7 +292,7 @@ final class SubscriptionBox: Sendable {
         var rest = sinks
         let removed = rest.remove(at: index)
         let box = SubscriptionBox(
-            serial: serial, identifier: identifier, bufferSize: bufferSize, log: log, sinks: rest, streams: streams)
+            serial: serial, identifier: identifier, context: context, sinks: rest, streams: streams)
         return (box, removed)
     }
 

@@ -73,6 +73,8 @@ final class ClientEngine: Sendable {
     /// Every loss is published, even one equal to the last (two stale sessions in a row are two events).
     let lastDisconnectValue = MutableStateValue<CableDisconnect?>(nil, isDuplicate: { _, _ in false })
     let nextAttemptValue = MutableStateValue<CableRetry?>(nil)
+    /// What this client's subscription handles and boxes share.
+    let subscriptions: SubscriptionContext
     private let core: Locked<Core>
     private let gateObservation = Locked<Observation?>(nil)
 
@@ -106,6 +108,8 @@ final class ClientEngine: Sendable {
                 registry: SubscriptionRegistry(retryDelays: options.subscribeRetryDelays),
                 random: random
             ))
+        subscriptions = SubscriptionContext(bufferSize: options.messageBufferSize, log: log, callbacks: callbacks)
+        subscriptions.attach(self)
     }
 
     func startGate<Gate: Signal>(_ gate: Gate) where Gate.Element == Bool {
@@ -272,12 +276,12 @@ final class ClientEngine: Sendable {
         case .publish(let identifier, let state):
             guard let sinks = core.registry[identifier]?.attachment.sinks else { return }
             callbacks.run {
-                for sink in sinks { sink.state.value = state }
+                for sink in sinks { sink.state.update { $0 = state } }
             }
         case .publishReconnect(let identifier, let outcome):
             guard let sinks = core.registry[identifier]?.attachment.sinks else { return }
             callbacks.run {
-                for sink in sinks { sink.reconnect.value = outcome }
+                for sink in sinks { sink.reconnect.update { $0 = outcome } }
             }
         case .awaitHistory(let identifier):
             core.registry[identifier]?.attachment.streams.withLock { $0.historyRequested() }
@@ -525,8 +529,8 @@ final class ClientEngine: Sendable {
             let sink = HandleSink(id: core.nextSinkID, bufferSize: options.messageBufferSize, state: .pending)
             // The serial the registry will give it: boxes carry it for logs and handles.
             let box = SubscriptionBox(
-                serial: core.registry.nextSerialToAssign, identifier: identifier,
-                bufferSize: options.messageBufferSize, log: log, sinks: [sink])
+                serial: core.registry.nextSerialToAssign, identifier: identifier, context: subscriptions,
+                sinks: [sink])
             guard
                 let (_, actions) = core.registry.add(
                     identifier, attachment: box, historySince: historySince, random: &core.random)

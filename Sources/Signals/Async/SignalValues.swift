@@ -104,6 +104,9 @@ extension Signal {
 package final class PullConsumer<Element: Sendable>: Sendable {
     @usableFromInline package let box: ObserverBox<Element>
     @usableFromInline let observation: Observation
+    /// What the consumer keeps alive (a subscription's handle): held here rather than by a wrapping
+    /// observation, which would cost a lock and two closures per loop.
+    private let owner: (any AnyObject & Sendable)?
 
     /// Registers a pull box with `base`.
     package init(_ base: some Signal<Element>, buffering: BufferingPolicy) {
@@ -114,20 +117,16 @@ package final class PullConsumer<Element: Sendable>: Sendable {
         } else {
             observation = base.observeEvents(on: nil, buffering: .unbounded) { event in box.receive(event) }
         }
+        owner = nil
     }
 
     /// Registers a pull box with the stream behind `storage`; `keeping` stays alive as long as the consumer.
-    package init(_ storage: StreamStorage<Element>, buffering: BufferingPolicy, keeping owner: (any Sendable)?) {
+    package init(
+        _ storage: StreamStorage<Element>, buffering: BufferingPolicy, keeping owner: (any AnyObject & Sendable)?
+    ) {
         box = ObserverBox(pulling: buffering)
-        let attached = storage.attach(box)
-        observation =
-            owner.map { owner in
-                Observation(
-                    cancel: {
-                        attached.cancel()
-                        _ = owner
-                    }, droppedCount: { attached.droppedCount })
-            } ?? attached
+        observation = storage.attach(box)
+        self.owner = owner
     }
 
     deinit { observation.cancel() }

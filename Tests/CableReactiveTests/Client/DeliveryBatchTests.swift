@@ -1,3 +1,4 @@
+import Dispatch
 import Signals
 import Testing
 
@@ -6,6 +7,12 @@ import Testing
 /// Staged delivery: a read's messages reach each subscription's handles in one hand-over (see `DeliveryBatch`),
 /// and each consumer's pull buffer (Signals' `ObserverBox`) wakes it once per hand-over.
 @Suite struct DeliveryBatchTests {
+    /// A client's shared subscription context with no engine behind it.
+    static func context(bufferSize: Int) -> SubscriptionContext {
+        SubscriptionContext(
+            bufferSize: bufferSize, log: LogContext(host: "h"), callbacks: CallbackExecutor(DispatchQueue(label: "t")))
+    }
+
     /// One subscription with one handle.
     struct Fixture {
         let box: SubscriptionBox
@@ -21,7 +28,7 @@ import Testing
         init(bufferSize: Int, serial: Int = 1) {
             sink = HandleSink(id: 1, bufferSize: bufferSize, state: .pending)
             box = SubscriptionBox(
-                serial: serial, identifier: "s\(serial)", bufferSize: bufferSize, log: LogContext(host: "h"),
+                serial: serial, identifier: "s\(serial)", context: DeliveryBatchTests.context(bufferSize: bufferSize),
                 sinks: [sink])
         }
 
@@ -172,7 +179,7 @@ import Testing
         batch.stage("a", for: f.box)
         batch.flush()
         batch.stage("b", for: f.box)
-        f.sink.messages.finish()  // unsubscribed or closed: final, even mid-read
+        f.sink.messages.storage.finish()  // unsubscribed or closed: final, even mid-read
         batch.flush()
         #expect(await task.value == ["a", nil, nil])
     }
@@ -196,7 +203,7 @@ import Testing
         f.deliver((0..<4).map { JSONValue.int($0) })
         guard case .element = consumer.box.poll() else { return #expect(Bool(false)) }
         #expect(consumer.box.takenAwaitingRelease == 1)
-        f.sink.messages.finish()
+        f.sink.messages.storage.finish()
         #expect(Self.drain(consumer) == [1, 2, 3])
         guard case .end = consumer.box.poll() else { return #expect(Bool(false), "the end follows the buffer") }
         #expect(consumer.box.takenAwaitingRelease == 0, "no hand-over will come after the end")
