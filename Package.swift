@@ -13,11 +13,9 @@ let package = Package(
     ],
     targets: [
         .target(name: "Signals"),
-        .systemLibrary(
-            name: "CCableReactiveOpenSSL",
-            pkgConfig: "openssl",
-            providers: [.apt(["libssl-dev"]), .brew(["openssl"])]
-        ),
+        // OpenSSL's headers (Debian: libssl-dev) and a loader: libssl is opened on the first wss:// attempt,
+        // not linked (see its header). Empty on other platforms.
+        .target(name: "CCableReactiveOpenSSL", linkerSettings: [.linkedLibrary("dl", .when(platforms: [.linux]))]),
         .systemLibrary(name: "CCableReactiveZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
         .target(
             name: "CableReactive",
@@ -29,7 +27,12 @@ let package = Package(
         ),
         .target(name: "CableTesting", dependencies: ["CableReactive", "Signals"]),
         .testTarget(name: "SignalsTests", dependencies: ["Signals"]),
-        .testTarget(name: "CableReactiveTests", dependencies: ["CableReactive", "CableTesting", "Signals"]),
+        // Links libcrypto itself: SHA1Tests checks our SHA-1 against OpenSSL's (the library only loads OpenSSL).
+        .testTarget(
+            name: "CableReactiveTests",
+            dependencies: ["CableReactive", "CableTesting", "Signals"],
+            linkerSettings: [.linkedLibrary("crypto", .when(platforms: [.linux]))]
+        ),
         // LocalCableServer against the real client, raw sockets and hostile bytes; SHA-1 vectors.
         .testTarget(name: "CableTestingTests", dependencies: ["CableReactive", "CableTesting", "Signals"]),
         // Runs SocketTransport against a real, independent peer (Python `websockets`, see

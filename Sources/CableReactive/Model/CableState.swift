@@ -76,8 +76,9 @@ public struct CableStopReason: Sendable, Hashable, CustomStringConvertible {
         /// ``CableOptions/maxReconnectAttempts`` consecutive attempts failed.
         public static let attemptsExhausted = Kind("attempts_exhausted")
         /// The connection failed in a way retrying cannot fix: the server's certificate was refused, App
-        /// Transport Security blocked a `ws://` URL, or the URL cannot be used
-        /// (the `WebSocketError` kinds `certificate`, `insecureConnectionBlocked` and `invalidURL`).
+        /// Transport Security blocked a `ws://` URL, the system's TLS library is missing, or the URL cannot be
+        /// used (the `WebSocketError` kinds `certificate`, `insecureConnectionBlocked`, `tlsUnavailable` and
+        /// `invalidURL`).
         /// ``CableStopReason/error`` says which.
         public static let permanentFailure = Kind("permanent_failure")
         /// The server chose the `actioncable-unsupported` subprotocol: it understands none of the protocols

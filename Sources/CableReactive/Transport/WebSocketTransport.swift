@@ -144,6 +144,9 @@ public struct WebSocketError: Error, Hashable, Sendable, CustomStringConvertible
         /// The platform refused to open a plain-text connection: App Transport Security on Apple platforms
         /// allows `ws://` only to hosts the app's Info.plist exempts. Use `wss://`. The client stops.
         public static let insecureConnectionBlocked = Kind("insecureConnectionBlocked")
+        /// The system's TLS library could not be loaded: on Linux, wss:// needs OpenSSL 3's libssl (Debian:
+        /// `libssl3`), which the transport opens on the first wss:// attempt. The client stops.
+        public static let tlsUnavailable = Kind("tlsUnavailable")
         /// The server answered the upgrade with a status other than 101.
         public static func upgradeRejected(status: Int) -> Kind { Kind("upgradeRejected", status: status) }
         /// The upgrade response was malformed or did not match the request (accept key, headers, subprotocol).
@@ -160,10 +163,10 @@ public struct WebSocketError: Error, Hashable, Sendable, CustomStringConvertible
         public static let invalidURL = Kind("invalidURL")
 
         /// Whether retrying cannot help, so the client stops instead of retrying: ``certificate``,
-        /// ``insecureConnectionBlocked`` and ``invalidURL``. Offline, refused, lost and timed-out connections,
+        /// ``insecureConnectionBlocked``, ``tlsUnavailable`` and ``invalidURL``. Offline, refused, lost and timed-out connections,
         /// rejected upgrades and other TLS failures are retried.
         package var isPermanent: Bool {
-            self == .certificate || self == .insecureConnectionBlocked || self == .invalidURL
+            self == .certificate || self == .insecureConnectionBlocked || self == .tlsUnavailable || self == .invalidURL
         }
 
         /// The name with its value, e.g. `upgradeRejected(status: 404)`.

@@ -327,7 +327,8 @@ struct ServerDisconnectTests {
     @Test(
         "a permanent transport failure stops at once, whatever maxReconnectAttempts says; others are retried",
         arguments: [
-            (WebSocketError.Kind.certificate, true), (.insecureConnectionBlocked, true), (.invalidURL, true),
+            (WebSocketError.Kind.certificate, true), (.insecureConnectionBlocked, true), (.tlsUnavailable, true),
+            (.invalidURL, true),
             (.tls, false), (.connectionRefused, false), (.dnsFailure, false), (.upgradeRejected(status: 404), false),
         ])
     func permanentFailureStops(kind: WebSocketError.Kind, permanent: Bool) {

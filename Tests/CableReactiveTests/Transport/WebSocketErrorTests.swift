@@ -23,15 +23,15 @@ struct WebSocketErrorTests {
         let kinds: [WebSocketError.Kind] = [
             .dnsFailure, .connectionRefused, .timeout, .tls, .upgradeRejected(status: 500), .invalidHandshake,
             .protocolViolation(closeCode: .protocolError), .abnormalClosure, .io(errno: 5), .invalidURL, .certificate,
-            .insecureConnectionBlocked,
+            .insecureConnectionBlocked, .tlsUnavailable,
         ]
         #expect(Set(kinds).count == kinds.count)
         #expect(Set(kinds.map(\.name)).count == kinds.count)
     }
 
-    @Test("only certificate, App Transport Security and URL failures are permanent")
+    @Test("only certificate, App Transport Security, missing TLS library and URL failures are permanent")
     func permanentKinds() {
-        let permanent: [WebSocketError.Kind] = [.certificate, .insecureConnectionBlocked, .invalidURL]
+        let permanent: [WebSocketError.Kind] = [.certificate, .insecureConnectionBlocked, .tlsUnavailable, .invalidURL]
         let retried: [WebSocketError.Kind] = [
             .dnsFailure, .connectionRefused, .timeout, .tls, .upgradeRejected(status: 404),
             .upgradeRejected(status: 503), .invalidHandshake, .protocolViolation(closeCode: .protocolError),

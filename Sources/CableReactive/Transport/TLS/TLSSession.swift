@@ -39,15 +39,15 @@
         init(host: String, isIPLiteral: Bool, caFile: String?, pins: Set<CertificatePin> = []) throws(WebSocketError) {
             self.pins = pins
             let context = try TLSClientContext.shared(caFile: caFile)
-            ERR_clear_error()
-            guard let ssl = SSL_new(context.pointer) else { throw Self.error("SSL_new") }
-            guard let readBIO = BIO_new(BIO_s_mem()) else {
-                SSL_free(ssl)
+            cr_ERR_clear_error()
+            guard let ssl = cr_SSL_new(context.pointer) else { throw Self.error("SSL_new") }
+            guard let readBIO = cr_BIO_new(cr_BIO_s_mem()) else {
+                cr_SSL_free(ssl)
                 throw Self.error("BIO_new")
             }
-            guard let writeBIO = BIO_new(BIO_s_mem()) else {
-                BIO_free(readBIO)
-                SSL_free(ssl)
+            guard let writeBIO = cr_BIO_new(cr_BIO_s_mem()) else {
+                cr_BIO_free(readBIO)
+                cr_SSL_free(ssl)
                 throw Self.error("BIO_new")
             }
             // Fully initialized: from here on, deinit frees the SSL (and the BIOs it owns). The SSL holds a
@@ -55,15 +55,15 @@
             self.ssl = ssl
             self.readBIO = readBIO
             self.writeBIO = writeBIO
-            SSL_set_bio(ssl, readBIO, writeBIO)  // the SSL now owns both BIOs
-            SSL_set_connect_state(ssl)
+            cr_SSL_set_bio(ssl, readBIO, writeBIO)  // the SSL now owns both BIOs
+            cr_SSL_set_connect_state(ssl)
             // Without SSL_set1_host, SSL_VERIFY_PEER accepts any valid certificate for any host.
-            guard SSL_set1_host(ssl, host) == 1 else { throw Self.error("SSL_set1_host") }
-            if !isIPLiteral && cossl_SSL_set_tlsext_host_name(ssl, host) != 1 { throw Self.error("SNI") }
+            guard cr_SSL_set1_host(ssl, host) == 1 else { throw Self.error("SSL_set1_host") }
+            if !isIPLiteral && cr_SSL_set_tlsext_host_name(ssl, host) != 1 { throw Self.error("SNI") }
         }
 
         deinit {
-            SSL_free(ssl)
+            cr_SSL_free(ssl)
         }
 
         /// Advances the handshake. Returns `true` once it is complete; `false` when it needs more
@@ -72,8 +72,8 @@
         /// - Throws: `WebSocketError(.certificate)` when the certificate does not verify or matches no pin,
         ///   `.tls` with OpenSSL's reason for other failures.
         func handshake() throws(WebSocketError) -> Bool {
-            ERR_clear_error()
-            let result = SSL_do_handshake(ssl)
+            cr_ERR_clear_error()
+            let result = cr_SSL_do_handshake(ssl)
             if result == 1 {
                 if let refusal = TrustDecision.refusal(
                     verified: true, chain: pins.isEmpty ? [] : peerChain(), pins: pins)
@@ -83,7 +83,7 @@
                 }
                 return true
             }
-            switch SSL_get_error(ssl, result) {
+            switch cr_SSL_get_error(ssl, result) {
             case SSL_ERROR_WANT_READ, SSL_ERROR_WANT_WRITE: return false
             default:
                 failed = true
@@ -96,7 +96,7 @@
             var offset = 0
             while offset < bytes.count, let base = bytes.baseAddress {
                 let chunk = Int32(clamping: bytes.count - offset)
-                let written = BIO_write(readBIO, base + offset, chunk)
+                let written = cr_BIO_write(readBIO, base + offset, chunk)
                 guard written > 0 else { return }  // a memory BIO only fails when out of memory
                 offset += Int(written)
             }
@@ -104,10 +104,10 @@
 
         /// Decrypts into `buffer`.
         func read(into buffer: UnsafeMutableRawBufferPointer) throws(WebSocketError) -> ReadResult {
-            ERR_clear_error()
-            let result = SSL_read(ssl, buffer.baseAddress, Int32(clamping: buffer.count))
+            cr_ERR_clear_error()
+            let result = cr_SSL_read(ssl, buffer.baseAddress, Int32(clamping: buffer.count))
             if result > 0 { return .bytes(Int(result)) }
-            switch SSL_get_error(ssl, result) {
+            switch cr_SSL_get_error(ssl, result) {
             case SSL_ERROR_WANT_READ, SSL_ERROR_WANT_WRITE: return .wantMore
             case SSL_ERROR_ZERO_RETURN: return .closed
             default:
@@ -121,8 +121,8 @@
         func write(_ bytes: UnsafeRawBufferPointer) throws(WebSocketError) {
             var offset = 0
             while offset < bytes.count, let base = bytes.baseAddress {
-                ERR_clear_error()
-                let result = SSL_write(ssl, base + offset, Int32(clamping: bytes.count - offset))
+                cr_ERR_clear_error()
+                let result = cr_SSL_write(ssl, base + offset, Int32(clamping: bytes.count - offset))
                 guard result > 0 else {
                     failed = true
                     throw Self.error("write", ssl: ssl)
@@ -134,33 +134,31 @@
         /// Queues a close_notify alert (best effort; skipped after a fatal error).
         func shutdown() {
             guard !failed else { return }
-            ERR_clear_error()
-            _ = SSL_shutdown(ssl)
+            cr_ERR_clear_error()
+            _ = cr_SSL_shutdown(ssl)
         }
 
         /// Moves pending ciphertext (handshake records, encrypted data, alerts) to `output`.
         func drainCiphertext(into output: inout [UInt8]) {
-            let pending = Int(BIO_ctrl_pending(writeBIO))
+            let pending = Int(cr_BIO_ctrl_pending(writeBIO))
             guard pending > 0 else { return }
             let start = output.count
             output.append(contentsOf: repeatElement(0, count: pending))
             let read = output.withUnsafeMutableBytes { buffer in
-                BIO_read(writeBIO, buffer.baseAddress.map { $0 + start }, Int32(clamping: pending))
+                cr_BIO_read(writeBIO, buffer.baseAddress.map { $0 + start }, Int32(clamping: pending))
             }
             output.removeLast(pending - max(0, Int(read)))
         }
 
         /// The DER certificates the server sent, its own first (a client's peer chain includes the leaf).
         private func peerChain() -> [[UInt8]] {
-            guard let stack = SSL_get_peer_cert_chain(ssl) else { return [] }
-            return (0..<max(0, OPENSSL_sk_num(stack))).compactMap { index -> [UInt8]? in
-                guard let certificate = OPENSSL_sk_value(stack, index).map(OpaquePointer.init) else { return nil }
-                let length = i2d_X509(certificate, nil)
+            (0..<max(0, cr_SSL_peer_chain_count(ssl))).compactMap { index -> [UInt8]? in
+                let length = cr_SSL_peer_chain_der(ssl, index, nil)
                 guard length > 0 else { return nil }
                 var der = [UInt8](repeating: 0, count: Int(length))
                 let written = der.withUnsafeMutableBufferPointer { buffer -> Int32 in
                     var cursor = buffer.baseAddress
-                    return i2d_X509(certificate, &cursor)
+                    return cr_SSL_peer_chain_der(ssl, index, &cursor)
                 }
                 return written == length ? der : nil
             }
@@ -171,22 +169,22 @@
         static func error(_ step: String, ssl: OpaquePointer? = nil) -> WebSocketError {
             var detail = step
             if let ssl {
-                let verify = SSL_get_verify_result(ssl)
-                if verify != X509_V_OK, let text = X509_verify_cert_error_string(verify) {
+                let verify = cr_SSL_get_verify_result(ssl)
+                if verify != X509_V_OK, let text = cr_X509_verify_cert_error_string(verify) {
                     detail += ": certificate verify failed: " + String(cString: text)
-                    ERR_clear_error()
+                    cr_ERR_clear_error()
                     return WebSocketError(.certificate, detail: detail)
                 }
             }
-            let code = ERR_get_error()
+            let code = cr_ERR_get_error()
             if code != 0 {
                 var buffer = [CChar](repeating: 0, count: 256)
-                ERR_error_string_n(code, &buffer, buffer.count)
+                cr_ERR_error_string_n(code, &buffer, buffer.count)
                 detail +=
                     ": "
                     + String(decoding: buffer.prefix(while: { $0 != 0 }).map { UInt8(bitPattern: $0) }, as: UTF8.self)
             }
-            ERR_clear_error()
+            cr_ERR_clear_error()
             return WebSocketError(.tls, detail: detail)
         }
     }
@@ -210,11 +208,30 @@
         /// thread is inside OpenSSL (creating a context, in a handshake) then crashes in that thread with
         /// SIGSEGV or SIGBUS. Without the handler the state lives until the process is gone, which is all
         /// it needs. (If another library in the process initialized OpenSSL first, its choice stands.)
-        private static let initialized: Bool = OPENSSL_init_ssl(UInt64(OPENSSL_INIT_NO_ATEXIT), nil) == 1
+        ///
+        /// OpenSSL itself is loaded here, on the first wss:// attempt (see CCableReactiveOpenSSL): a program
+        /// that never needs TLS never maps it. Without it, no attempt can succeed, so the error is permanent.
+        private static let initialized = prepare(
+            load: { cr_openssl_load() == 1 },
+            loadError: { cr_openssl_load_error().map { String(cString: $0) } },
+            initialize: { cr_OPENSSL_init_ssl(UInt64(OPENSSL_INIT_NO_ATEXIT), nil) == 1 })
+
+        /// Loads, then initializes: a library that cannot be loaded is `.tlsUnavailable` (permanent: the client
+        /// stops), an initialization that fails is a `.tls` error.
+        static func prepare(
+            load: () -> Bool, loadError: () -> String?, initialize: () -> Bool
+        ) -> Result<Void, WebSocketError> {
+            guard load() else {
+                return .failure(
+                    WebSocketError(.tlsUnavailable, detail: "cannot load OpenSSL: " + (loadError() ?? "unknown")))
+            }
+            guard initialize() else { return .failure(TLSSession.error("OPENSSL_init_ssl")) }
+            return .success(())
+        }
 
         /// The context for `caFile`, made on first use.
         static func shared(caFile: String?) throws(WebSocketError) -> TLSClientContext {
-            guard initialized else { throw TLSSession.error("OPENSSL_init_ssl") }
+            try initialized.get()
             let made = contexts.withLock { contexts -> Result<TLSClientContext, WebSocketError> in
                 if let context = contexts[caFile] { return .success(context) }
                 do throws(WebSocketError) {
@@ -230,24 +247,24 @@
 
         /// Peer verification against the system store (plus `caFile`), TLS 1.2 at least, no compression.
         private init(caFile: String?) throws(WebSocketError) {
-            ERR_clear_error()
-            guard let context = SSL_CTX_new(TLS_client_method()) else { throw TLSSession.error("SSL_CTX_new") }
-            _ = SSL_CTX_set_options(
-                context, cossl_SSL_OP_IGNORE_UNEXPECTED_EOF() | cossl_SSL_OP_NO_COMPRESSION())
-            _ = cossl_SSL_CTX_set_min_proto_version(context, TLS1_2_VERSION)
-            SSL_CTX_set_verify(context, SSL_VERIFY_PEER, nil)
-            guard SSL_CTX_set_default_verify_paths(context) == 1 else {
-                SSL_CTX_free(context)
+            cr_ERR_clear_error()
+            guard let context = cr_SSL_CTX_new(cr_TLS_client_method()) else { throw TLSSession.error("SSL_CTX_new") }
+            _ = cr_SSL_CTX_set_options(
+                context, cr_SSL_OP_IGNORE_UNEXPECTED_EOF() | cr_SSL_OP_NO_COMPRESSION())
+            _ = cr_SSL_CTX_set_min_proto_version(context, TLS1_2_VERSION)
+            cr_SSL_CTX_set_verify(context, SSL_VERIFY_PEER, nil)
+            guard cr_SSL_CTX_set_default_verify_paths(context) == 1 else {
+                cr_SSL_CTX_free(context)
                 throw TLSSession.error("default verify paths")
             }
-            if let caFile, SSL_CTX_load_verify_locations(context, caFile, nil) != 1 {
-                SSL_CTX_free(context)
-                ERR_clear_error()
+            if let caFile, cr_SSL_CTX_load_verify_locations(context, caFile, nil) != 1 {
+                cr_SSL_CTX_free(context)
+                cr_ERR_clear_error()
                 throw WebSocketError(.certificate, detail: "cannot load the CA file")  // retrying cannot help
             }
             pointer = context
         }
 
-        deinit { SSL_CTX_free(pointer) }
+        deinit { cr_SSL_CTX_free(pointer) }
     }
 #endif
