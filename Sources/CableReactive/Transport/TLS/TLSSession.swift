@@ -34,8 +34,8 @@
         ///   - isIPLiteral: no SNI is sent for IP literals (RFC 6066 §3).
         ///   - caFile: an extra PEM file of trusted CAs, used in addition to the system store.
         ///   - pins: public keys one of which a certificate of the server's chain must have (empty: any).
-        /// - Throws: `WebSocketError(.tls)` when OpenSSL cannot be set up, `.certificate` when the CA file
-        ///   cannot be read.
+        /// - Throws: `WebSocketError(.tlsUnavailable)` when libssl cannot be loaded, `.tls` when OpenSSL cannot
+        ///   be set up, `.certificate` when the CA file cannot be read.
         init(host: String, isIPLiteral: Bool, caFile: String?, pins: Set<CertificatePin> = []) throws(WebSocketError) {
             self.pins = pins
             let context = try TLSClientContext.shared(caFile: caFile)
