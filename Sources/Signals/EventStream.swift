@@ -2,7 +2,7 @@ import Dispatch
 
 /// The shared storage of a ``MutableEventStream`` and its read-only ``EventStream`` views.
 @usableFromInline
-package final class StreamStorage<Element: Sendable>: Sendable {
+package final class StreamStorage<Element: Sendable>: ObserverSource {
     @usableFromInline
     struct State {
         @usableFromInline var observers = ObserverList<Element>()
@@ -86,14 +86,16 @@ package final class StreamStorage<Element: Sendable>: Sendable {
             // A finished stream replays its completion to late observers.
             wakes.append(box.enqueueFinish())
             wakes.run()
-            return Observation(box: box) {}
+            return Observation(box: box)
         }
         wakes.run()
-        // A strong reference: a weak one would give the storage a side table, and every retain and release
-        // of it on the send path would take the slow path. The storage holds no observation, so no cycle.
-        return Observation(box: box) { [self] in
-            state.withLock { $0.observers.remove(id: id) }
-        }
+        box.register(with: self, id: id)
+        return Observation(box: box)
+    }
+
+    @usableFromInline
+    func removeObserver(id: UInt64) {
+        state.withLock { $0.observers.remove(id: id) }
     }
 
     func observeEvents(

@@ -125,7 +125,7 @@ extension AnySignal {
             let box = ObserverBox(queue: queue, buffering: buffering, handler: handler)
             box.enqueue(value).run()
             box.enqueueFinish().run()
-            return Observation(box: box, remove: {})
+            return Observation(box: box)
         }
     }
 
@@ -134,7 +134,7 @@ extension AnySignal {
         AnySignal { queue, buffering, handler in
             let box = ObserverBox(queue: queue, buffering: buffering, handler: handler)
             box.enqueueFinish().run()
-            return Observation(box: box, remove: {})
+            return Observation(box: box)
         }
     }
 }

@@ -3,7 +3,7 @@ import Dispatch
 /// The shared storage of a ``MutableStateValue`` and its read-only ``StateValue`` views. A library that only
 /// hands out views (one per subscription handle, say) may hold the storage itself: one object and one lock
 /// per state, instead of a ``MutableStateValue`` and its ``MutableStateValue/readOnly`` view besides.
-package final class StateStorage<Value: Sendable>: Sendable {
+package final class StateStorage<Value: Sendable>: ObserverSource {
     struct State {
         var value: Value
         var observers = ObserverList<Value>()
@@ -48,9 +48,13 @@ package final class StateStorage<Value: Sendable>: Sendable {
             (state.observers.insert(box), box.enqueue(state.value))
         }
         wake.run()
-        return Observation(box: box) { [self] in  // strong: see StreamStorage.attach
-            state.withLock { $0.observers.remove(id: id) }
-        }
+        box.register(with: self, id: id)
+        return Observation(box: box)
+    }
+
+    @usableFromInline
+    func removeObserver(id: UInt64) {
+        state.withLock { $0.observers.remove(id: id) }
     }
 }
 

@@ -19,7 +19,7 @@ import Dispatch
 ///
 /// Inlinable, so that the hot paths are specialized in the modules that use them for their element type.
 @usableFromInline
-package final class ObserverBox<Element: Sendable>: Drainable {
+package final class ObserverBox<Element: Sendable>: Drainable, ObservationTarget {
     @usableFromInline
     struct State {
         @usableFromInline var buffer: PolicyBuffer<Element>
@@ -27,6 +27,11 @@ package final class ObserverBox<Element: Sendable>: Drainable {
         @usableFromInline var finishPending = false
         /// Cancelled, or the end was delivered: nothing more comes out.
         @usableFromInline var ended = false
+        /// ``cancel()`` ran (what `Observation.isCancelled` reports).
+        @usableFromInline var cancelled = false
+        /// Where the box is registered, and under which id: unregistered, and released, on ``cancel()``.
+        @usableFromInline var source: (any ObserverSource)?
+        @usableFromInline var sourceID: UInt64 = 0
         @usableFromInline var draining = false
         @usableFromInline var handler: (@Sendable (SignalEvent<Element>) -> Void)?
         @usableFromInline var waiter: UnsafeContinuation<Void, Never>?
@@ -237,23 +242,46 @@ package final class ObserverBox<Element: Sendable>: Drainable {
     /// Stops delivery, drops what is buffered and releases the handler; a waiting consumer resumes and ends.
     @usableFromInline
     package func cancel() {
-        let (handler, waiter, taken) = state.withLock {
-            state -> ((@Sendable (SignalEvent<Element>) -> Void)?, UnsafeContinuation<Void, Never>?, [Element]) in
+        let (handler, waiter, taken, registration) = state.withLock {
+            state -> (
+                (@Sendable (SignalEvent<Element>) -> Void)?, UnsafeContinuation<Void, Never>?, [Element],
+                (source: any ObserverSource, id: UInt64)?
+            ) in
             state.ended = true
+            state.cancelled = true
             state.buffer.removeAll()
             defer {
                 state.handler = nil
                 state.waiter = nil
                 state.taken = []
+                state.source = nil
             }
-            return (state.handler, state.waiter, state.taken)
+            return (state.handler, state.waiter, state.taken, state.source.map { ($0, state.sourceID) })
         }
+        // Outside the box's lock: a source calls into boxes under its own lock, never the other way round.
+        registration?.source.removeObserver(id: registration?.id ?? 0)
         // The handler (and what it captured) and the taken elements are released here, outside the lock.
         _ = (handler, taken)
         waiter?.resume()
     }
 
+    /// Records that `source` holds this box under `id`, so that ``cancel()`` unregisters it (and lets go of the
+    /// source, which may be what the handler captured). Call it once, after the source registered the box; a
+    /// box cancelled meanwhile is unregistered at once.
+    func register(with source: any ObserverSource, id: UInt64) {
+        let cancelled = state.withLock { state -> Bool in
+            if state.cancelled { return true }
+            state.source = source
+            state.sourceID = id
+            return false
+        }
+        if cancelled { source.removeObserver(id: id) }
+    }
+
     package var droppedCount: Int { state.withLock { $0.buffer.droppedCount } }
+
+    /// Whether ``cancel()`` ran.
+    package var isCancelled: Bool { state.withLock { $0.cancelled } }
 
     /// Whether a pull consumer is suspended in ``wait()`` (for tests).
     package var isWaiting: Bool { state.withLock { $0.waiter != nil } }
