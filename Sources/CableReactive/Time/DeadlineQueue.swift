@@ -39,6 +39,8 @@ struct DeadlineQueue<Key: Hashable & Sendable, Value: Sendable>: Sendable {
     var count: Int { pending.count }
     /// How many heap slots there are, stale ones included (for tests): at most twice the pending count, plus 64.
     var slotCount: Int { heap.count }
+    /// Whether the queue holds storage (for tests): none once it is empty.
+    var holdsStorage: Bool { pending.capacity > 0 || heap.capacity > 0 }
 
     /// Sets `key`'s deadline and value, replacing any earlier ones.
     ///
@@ -62,7 +64,10 @@ struct DeadlineQueue<Key: Hashable & Sendable, Value: Sendable>: Sendable {
     mutating func remove(_ key: Key) -> Bool {
         pending[key] = nil
         guard pending.isEmpty else { return false }
-        heap.removeAll(keepingCapacity: true)
+        // Empty between reconnects once every subscription answered: the storage goes (with a thousand
+        // subscriptions, 115 KB a client would otherwise keep for the next reconnect).
+        pending = [:]
+        heap = []
         armedFor = nil
         return true
     }
@@ -79,6 +84,10 @@ struct DeadlineQueue<Key: Hashable & Sendable, Value: Sendable>: Sendable {
             if let entry = pending.removeValue(forKey: top.key) { due.append((top.key, entry.value)) }
         }
         armedFor = liveTop()?.deadline
+        if pending.isEmpty {
+            pending = [:]
+            heap = []
+        }
         return (due, armedFor)
     }
 

@@ -29,6 +29,18 @@ struct DeadlineQueueTests {
         #expect(rest.map(\.key) == ["late"] && none == nil && queue.armedFor == nil)
     }
 
+    @Test("an emptied queue gives its storage back, whether by removal or by firing")
+    func emptiedQueueFreesStorage() {
+        var queue = DeadlineQueue<String, Int>()
+        for index in 0..<1_000 { _ = queue.set("s\(index)", index, at: Double(index)) }
+        for index in 0..<999 { #expect(queue.remove("s\(index)") == false) }
+        #expect(queue.holdsStorage, "one is still pending")
+        #expect(queue.remove("s999") && !queue.holdsStorage && queue.armedFor == nil)
+        for index in 0..<100 { _ = queue.set("s\(index)", index, at: Double(index)) }
+        let (due, next) = queue.fire(now: 1_000)
+        #expect(due.count == 100 && next == nil && !queue.holdsStorage)
+    }
+
     @Test("a timer that fires early finds nothing due and is armed again for the earliest deadline")
     func earlyFire() {
         var queue = DeadlineQueue<String, Int>()
