@@ -59,6 +59,26 @@ import Testing
         return (task, consumer.box)
     }
 
+    @Test("flush asks the I/O thread to yield once reads spread over many subscriptions add up to yieldEvery")
+    func spreadReadsAskToYield() {
+        let spread = (1...256).map { Fixture(bufferSize: 1024, serial: $0) }
+        let batch = DeliveryBatch()
+        let reads = DeliveryBatch.yieldEvery / spread.count  // one message each per read: never a burst
+        for read in 0..<reads {
+            for fixture in spread { batch.stage(.int(read), for: fixture.box) }
+            #expect(batch.flush() == (read == reads - 1), "read \(read)")
+        }
+        for fixture in spread { batch.stage(.int(0), for: fixture.box) }
+        #expect(!batch.flush(), "the count starts again after a yield")
+        let busy = Fixture(bufferSize: 1024, serial: 300)
+        for n in 0..<DeliveryBatch.burst { batch.stage(.int(n), for: busy.box) }
+        #expect(batch.flush(), "a burst")
+        for _ in 0..<(reads - 1) {
+            for fixture in spread { batch.stage(.int(0), for: fixture.box) }
+            #expect(!batch.flush(), "a burst's yield starts the count again too")
+        }
+    }
+
     @Test("flush asks the I/O thread to yield only after one subscription was handed a burst")
     func burstAsksToYield() {
         let busy = Fixture(bufferSize: 1024, serial: 1)
