@@ -232,6 +232,41 @@ final class SubscriptionContext: Sendable {
         self.callbacks = callbacks
     }
 
+    /// The stream positions (AnyCable) of this client's subscriptions, by serial, so that every box that
+    /// replaces another keeps its sequencer. Only a subscription that saw a positioned message or awaits a
+    /// replay has one: a Rails subscription pays for none (a lock each cost 96 bytes a subscription).
+    private let sequencers = Locked<[Int: StreamSequencer]>([:])
+
+    /// Runs `body` on subscription `serial`'s sequencer, made if it has none.
+    func withSequencer<R>(of serial: Int, _ body: (inout StreamSequencer) -> R) -> R {
+        sequencers.withLock { body(&$0[serial, default: StreamSequencer(holdLimit: bufferSize)]) }
+    }
+
+    /// Whether subscription `serial` has seen stream positions.
+    func hasStreamPositions(_ serial: Int) -> Bool {
+        sequencers.withLock { $0[serial].map { !$0.marks.isEmpty } ?? false }
+    }
+
+    /// Ends the awaited replay of subscription `serial`: what waited for it, in stream order.
+    func historyEnded(_ serial: Int) -> [JSONValue] {
+        sequencers.withLock { $0[serial]?.historyEnded() ?? [] }
+    }
+
+    /// The session ended: every sequencer stops waiting for what it asked.
+    func sessionEnded() {
+        sequencers.withLock { table in
+            for index in table.indices { table.values[index].sessionEnded() }
+        }
+    }
+
+    /// How many subscriptions have a sequencer (for tests).
+    var sequencerCount: Int { sequencers.withLock { $0.count } }
+
+    /// Forgets subscription `serial`'s positions: it ended.
+    func forgetSequencer(of serial: Int) {
+        _ = sequencers.withLock { $0.removeValue(forKey: serial) }
+    }
+
     /// Called once, by the engine that owns this context, at the end of its init.
     func attach(_ engine: ClientEngine) {
         engineRef.withLock { $0.engine = engine }
@@ -257,33 +292,26 @@ final class SubscriptionBox: Sendable {
     /// hand-over than through each sink, which count when a thousand subscriptions take turns (each hop a
     /// cache miss).
     private let messageStorages: [StreamStorage<JSONValue>]
-    /// The subscription's stream positions (AnyCable). `Locked` shares its value between copies, so every box
-    /// that replaces this one keeps the same sequencer.
-    let streams: Locked<StreamSequencer>
-
-    init(
-        serial: Int, identifier: String, context: SubscriptionContext, sinks: [HandleSink] = [],
-        streams: Locked<StreamSequencer>? = nil
-    ) {
+    init(serial: Int, identifier: String, context: SubscriptionContext, sinks: [HandleSink] = []) {
         self.serial = serial
         self.identifier = identifier
         self.context = context
         self.sinks = sinks
         messageStorages = sinks.map(\.messages.storage)
-        self.streams = streams ?? Locked(StreamSequencer(holdLimit: context.bufferSize))
     }
 
     /// This box with `sink` added.
     func adding(_ sink: HandleSink) -> SubscriptionBox {
-        SubscriptionBox(
-            serial: serial, identifier: identifier, context: context, sinks: sinks + [sink], streams: streams)
+        SubscriptionBox(serial: serial, identifier: identifier, context: context, sinks: sinks + [sink])
     }
 
     /// Stages `message` for the handles, through the stream sequencer when it carries a position: a repeat
     /// is dropped, and a message past a gap waits while a history replay is awaited.
     func stage(_ message: JSONValue, at position: StreamPosition?, in batch: DeliveryBatch) {
         guard let position else { return batch.stage(message, for: self) }
-        for ready in streams.withLock({ $0.accept(message, at: position) }) { batch.stage(ready, for: self) }
+        for ready in context.withSequencer(of: serial, { $0.accept(message, at: position) }) {
+            batch.stage(ready, for: self)
+        }
     }
 
     /// This box without the handle `id`, and that handle; nil if it is not (or no longer) here.
@@ -291,8 +319,7 @@ final class SubscriptionBox: Sendable {
         guard let index = sinks.firstIndex(where: { $0.id == id }) else { return nil }
         var rest = sinks
         let removed = rest.remove(at: index)
-        let box = SubscriptionBox(
-            serial: serial, identifier: identifier, context: context, sinks: rest, streams: streams)
+        let box = SubscriptionBox(serial: serial, identifier: identifier, context: context, sinks: rest)
         return (box, removed)
     }
 

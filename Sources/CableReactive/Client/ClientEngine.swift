@@ -236,8 +236,7 @@ final class ClientEngine: Sendable {
             // On an extended session, a subscription that has seen stream positions asks for a replay.
             var replayable: Set<String> = []
             if core.extendedAttempt == id {
-                for (identifier, entry) in core.registry.entries
-                where entry.attachment.streams.withLock({ !$0.marks.isEmpty }) {
+                for (identifier, entry) in core.registry.entries where subscriptions.hasStreamPositions(entry.serial) {
                     replayable.insert(identifier)
                 }
             }
@@ -245,9 +244,7 @@ final class ClientEngine: Sendable {
                 id, restored: restored, replayable: replayable, random: &core.random)
             for action in actions { execute(action, in: &core) }
         case .sessionEnded:
-            for entry in core.registry.entries.values {
-                entry.attachment.streams.withLock { $0.sessionEnded() }
-            }
+            subscriptions.sessionEnded()
             for action in core.registry.sessionEnded() { execute(action, in: &core) }
         case .publish(let state):
             let value = stateValue
@@ -284,10 +281,12 @@ final class ClientEngine: Sendable {
                 for sink in sinks { sink.reconnect.update { $0 = outcome } }
             }
         case .awaitHistory(let identifier):
-            core.registry[identifier]?.attachment.streams.withLock { $0.historyRequested() }
+            if let entry = core.registry[identifier] {
+                subscriptions.withSequencer(of: entry.serial) { $0.historyRequested() }
+            }
         case .requestHistory(let identifier):
             guard let box = core.registry[identifier]?.attachment else { return }
-            let positions = box.streams.withLock { sequencer in
+            let positions = subscriptions.withSequencer(of: box.serial) { sequencer in
                 sequencer.historyRequested()
                 return sequencer.positions
             }
@@ -473,7 +472,7 @@ final class ClientEngine: Sendable {
             emit(logs)
             // What waited for the replay goes out after it, in stream order.
             if let box {
-                for message in box.streams.withLock({ $0.historyEnded() }) { batch.stage(message, for: box) }
+                for message in subscriptions.historyEnded(box.serial) { batch.stage(message, for: box) }
             }
         case .welcome(let sessionID, let restored):
             core.withLock { core in
@@ -561,6 +560,7 @@ final class ClientEngine: Sendable {
     /// the registry's `cancelRetry`.)
     private func end(_ box: SubscriptionBox, in core: inout Core) {
         core.routes.remove(box.identifier, ifLeadingTo: box)
+        subscriptions.forgetSequencer(of: box.serial)
         for sink in box.sinks { sink.end(callbacks: callbacks) }
     }
 

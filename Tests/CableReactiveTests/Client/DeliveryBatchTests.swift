@@ -59,6 +59,28 @@ import Testing
         return (task, consumer.box)
     }
 
+    @Test("only a subscription that saw a stream position has a sequencer, kept across box replacements")
+    func sequencersOnlyForPositionedSubscriptions() {
+        let plain = Fixture(bufferSize: 8, serial: 1)
+        let context = plain.box.context
+        let sink = HandleSink(id: 2, bufferSize: 8, state: .pending)
+        let positioned = SubscriptionBox(serial: 2, identifier: "s2", context: context, sinks: [sink])
+        let batch = DeliveryBatch()
+        plain.box.stage(.int(1), at: nil, in: batch)
+        #expect(context.sequencerCount == 0 && !context.hasStreamPositions(1))
+        let position = StreamPosition(stream: "chat", epoch: "e", offset: 5)
+        positioned.stage(.int(5), at: position, in: batch)
+        #expect(context.sequencerCount == 1 && context.hasStreamPositions(2))
+        let replaced = positioned.adding(HandleSink(id: 3, bufferSize: 8, state: .pending))
+        replaced.stage(.int(5), at: position, in: batch)  // a repeat, to the box that replaced the first
+        batch.flush()
+        #expect(Self.drain(plain.consumer()) == [.int(1)])
+        let held = PullConsumer(sink.messages.storage, buffering: .bufferingNewest(8), keeping: nil)
+        #expect(Self.drain(held) == [.int(5)], "the repeat was dropped: the sequencer outlived its box")
+        context.forgetSequencer(of: 2)
+        #expect(context.sequencerCount == 0)
+    }
+
     @Test("flush asks the I/O thread to yield once reads spread over many subscriptions add up to yieldEvery")
     func spreadReadsAskToYield() {
         let spread = (1...256).map { Fixture(bufferSize: 1024, serial: $0) }
