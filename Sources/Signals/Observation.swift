@@ -5,7 +5,15 @@
 /// the observer closure, which breaks any reference cycle through it. An event already being delivered
 /// when `cancel()` is called on another thread still completes.
 public final class Observation: Sendable, Hashable {
-    private let target: any ObservationTarget
+    /// Closures, or an observer box itself, so that an observer of the library's own sources (a stream's or a
+    /// state's storage) costs no lock and no closures beyond its box.
+    private enum Target: Sendable {
+        /// `cancel` runs once, taken out under the lock.
+        case closures(cancel: Locked<(@Sendable () -> Void)?>, droppedCount: @Sendable () -> Int)
+        case box(any ObservationTarget)
+    }
+
+    private let target: Target
 
     /// Creates a token that runs `cancel` once, on the first ``cancel()`` or on release.
     ///
@@ -13,27 +21,46 @@ public final class Observation: Sendable, Hashable {
     ///   - cancel: stops the observation; called at most once.
     ///   - droppedCount: reads how many elements this observer's buffer has dropped.
     public init(cancel: @escaping @Sendable () -> Void, droppedCount: @escaping @Sendable () -> Int = { 0 }) {
-        target = ClosureTarget(cancel: cancel, droppedCount: droppedCount)
+        target = .closures(cancel: Locked(cancel), droppedCount: droppedCount)
     }
 
     /// The token of `box`, which unregisters itself from its source when cancelled (see
     /// `ObserverBox.register(with:id:)`).
     init<Element>(box: ObserverBox<Element>) {
-        target = box
+        target = .box(box)
     }
 
     deinit { cancel() }
 
     /// Stops delivery. Safe to call more than once and from any thread, including from the observer itself.
     public func cancel() {
-        target.cancel()
+        switch target {
+        case .closures(let cancel, _):
+            let action = cancel.withLock { action -> (@Sendable () -> Void)? in
+                defer { action = nil }
+                return action
+            }
+            action?()
+        case .box(let box):
+            box.cancel()
+        }
     }
 
     /// Whether ``cancel()`` has run.
-    public var isCancelled: Bool { target.isCancelled }
+    public var isCancelled: Bool {
+        switch target {
+        case .closures(let cancel, _): cancel.withLock { $0 == nil }
+        case .box(let box): box.isCancelled
+        }
+    }
 
     /// How many elements this observer's buffer has dropped under its ``BufferingPolicy``.
-    public var droppedCount: Int { target.droppedCount }
+    public var droppedCount: Int {
+        switch target {
+        case .closures(_, let droppedCount): droppedCount()
+        case .box(let box): box.droppedCount
+        }
+    }
 
     /// Keeps this token in `set`, the usual way to tie observations to an owner's lifetime.
     public func store(in set: inout Set<Observation>) {
@@ -53,33 +80,10 @@ protocol ObserverSource: AnyObject, Sendable {
     func removeObserver(id: UInt64)
 }
 
-/// What an ``Observation`` cancels and reads: closures, or an observer box itself, so that an observer of the
-/// library's own sources costs no lock and no closures beyond its box.
+/// An observer box, as its ``Observation`` sees it: cancelling is idempotent (the box unregisters once and ends
+/// once), so the token needs no lock of its own.
 protocol ObservationTarget: AnyObject, Sendable {
-    /// Stops the observation; idempotent.
     func cancel()
     var isCancelled: Bool { get }
     var droppedCount: Int { get }
-}
-
-/// An observation made of closures: `cancel` runs once, under a lock.
-private final class ClosureTarget: ObservationTarget {
-    private let onCancel: Locked<(@Sendable () -> Void)?>
-    private let dropped: @Sendable () -> Int
-
-    init(cancel: @escaping @Sendable () -> Void, droppedCount: @escaping @Sendable () -> Int) {
-        onCancel = Locked(cancel)
-        dropped = droppedCount
-    }
-
-    func cancel() {
-        let action = onCancel.withLock { action -> (@Sendable () -> Void)? in
-            defer { action = nil }
-            return action
-        }
-        action?()
-    }
-
-    var isCancelled: Bool { onCancel.withLock { $0 == nil } }
-    var droppedCount: Int { dropped() }
 }

@@ -259,7 +259,7 @@ package final class ObserverBox<Element: Sendable>: Drainable, ObservationTarget
             return (state.handler, state.waiter, state.taken, state.source.map { ($0, state.sourceID) })
         }
         // Outside the box's lock: a source calls into boxes under its own lock, never the other way round.
-        registration?.source.removeObserver(id: registration?.id ?? 0)
+        if let registration { registration.source.removeObserver(id: registration.id) }
         // The handler (and what it captured) and the taken elements are released here, outside the lock.
         _ = (handler, taken)
         waiter?.resume()
