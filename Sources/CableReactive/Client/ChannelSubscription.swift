@@ -222,6 +222,10 @@ final class SubscriptionContext: Sendable {
     let log: LogContext
     let callbacks: CallbackExecutor
     private let engineRef = Locked(WeakEngine())
+    /// The stream positions (AnyCable) of this client's subscriptions, by serial, so that every box that
+    /// replaces another keeps its sequencer. Only a subscription that saw a positioned message or awaits a
+    /// replay has one: a Rails subscription pays for none (a lock each cost 96 bytes a subscription).
+    private let sequencers = Locked<[Int: StreamSequencer]>([:])
     /// The client's engine; nil once it is gone, and for the handles a closed client gives out.
     var engine: ClientEngine? { engineRef.withLock { $0.engine } }
 
@@ -231,11 +235,6 @@ final class SubscriptionContext: Sendable {
         self.log = log
         self.callbacks = callbacks
     }
-
-    /// The stream positions (AnyCable) of this client's subscriptions, by serial, so that every box that
-    /// replaces another keeps its sequencer. Only a subscription that saw a positioned message or awaits a
-    /// replay has one: a Rails subscription pays for none (a lock each cost 96 bytes a subscription).
-    private let sequencers = Locked<[Int: StreamSequencer]>([:])
 
     /// Runs `body` on subscription `serial`'s sequencer, made if it has none.
     func withSequencer<R>(of serial: Int, _ body: (inout StreamSequencer) -> R) -> R {
