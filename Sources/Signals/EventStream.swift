@@ -135,7 +135,7 @@ package final class StreamStorage<Element: Sendable>: ObserverSource {
 public final class EventStream<Element: Sendable>: Signal {
     @usableFromInline package let storage: StreamStorage<Element>
 
-    package init(storage: StreamStorage<Element>) {
+    init(storage: StreamStorage<Element>) {
         self.storage = storage
     }
 

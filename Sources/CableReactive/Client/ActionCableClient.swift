@@ -170,7 +170,7 @@ public final class ActionCableClient: Sendable {
         guard let (box, sink) = engine.subscribe(identifier: identifier, historySince: since) else {
             // Closed: an ended handle with a context of its own, which leads to no engine.
             let sink = HandleSink(id: 0, bufferSize: 1, state: .unsubscribed)
-            sink.messages.storage.finish()
+            sink.messages.finish()
             let context = SubscriptionContext(bufferSize: 1, log: engine.log, callbacks: engine.callbacks)
             let box = SubscriptionBox(serial: 0, identifier: identifier, context: context, sinks: [sink])
             return ChannelSubscription(lease: SubscriptionLease(box: box, sinkID: sink.id), sink: sink)

@@ -25,19 +25,19 @@ import Signals
 /// (the end of a chain holds the chain). The sequence ends when the handle is unsubscribed or the client
 /// closes.
 public struct CableMessages<Element: Sendable>: AsyncSequence, Signal {
-    let stream: EventStream<JSONValue>
+    let storage: StreamStorage<JSONValue>
     let lease: SubscriptionLease
     let transform: @Sendable (JSONValue) -> Element?
 
     /// How many messages this handle's consumers have lost: held messages that did not fit while nobody
     /// consumed, and every consumer's buffer overflows. Each observer's own count is its
     /// `Observation.droppedCount`; a loop's is its iterator's ``Iterator/droppedCount``.
-    public var droppedCount: Int { stream.droppedCount }
+    public var droppedCount: Int { storage.droppedCount }
 
     /// Starts a consumer with a buffer of the newest ``CableOptions/messageBufferSize`` messages.
     public func makeAsyncIterator() -> Iterator {
         let policy = BufferingPolicy.bufferingNewest(lease.bufferSize)
-        return Iterator(consumer: PullConsumer(stream.storage, buffering: policy, keeping: lease), transform: transform)
+        return Iterator(consumer: PullConsumer(storage, buffering: policy, keeping: lease), transform: transform)
     }
 
     /// The iterator of one loop; iterate from one task.
@@ -101,7 +101,7 @@ public struct CableMessages<Element: Sendable>: AsyncSequence, Signal {
         } else {
             submit = lease.callbacks.submit
         }
-        let observation = stream.storage.observeEvents(
+        let observation = storage.observeEvents(
             submit: submit, buffering: buffering.capped(at: lease.bufferSize)
         ) { event in
             switch event {

@@ -56,7 +56,7 @@ public final class ChannelSubscription: Sendable {
         self.lease = lease
         state = sink.state.view(keeping: lease)
         lastReconnect = sink.reconnect.view(keeping: lease)
-        messages = CableMessages(stream: sink.messages, lease: lease) { $0 }
+        messages = CableMessages(storage: sink.messages, lease: lease) { $0 }
     }
 
     /// The messages decoded as `T`: ``messages`` with a decoding step. A message that does not decode is
@@ -79,7 +79,7 @@ public final class ChannelSubscription: Sendable {
         as type: T.Type, decoder: JSONDecoder = JSONDecoder()
     ) -> CableMessages<T> {
         let lease = lease
-        return CableMessages(stream: messages.stream, lease: lease) { message in
+        return CableMessages(storage: messages.storage, lease: lease) { message in
             do {
                 return try message.decode(T.self, decoder: decoder)
             } catch {
@@ -188,24 +188,24 @@ final class SubscriptionLease: Sendable {
 /// (one object and one lock each): the handle only ever hands out views of them.
 final class HandleSink: Sendable {
     let id: UInt64
-    /// The handle's message stream, read-only: the engine sends to its storage.
-    let messages: EventStream<JSONValue>
+    /// The handle's message stream: the engine sends to it, the handle's ``CableMessages`` observe it.
+    let messages: StreamStorage<JSONValue>
     let state: StateStorage<SubscriptionState>
     let reconnect: StateStorage<SubscriptionReconnect?>
 
     init(id: UInt64, bufferSize: Int, state: SubscriptionState, reconnect: SubscriptionReconnect? = nil) {
         self.id = id
-        messages = EventStream(storage: StreamStorage(holding: .bufferingNewest(bufferSize)))
+        messages = StreamStorage(holding: .bufferingNewest(bufferSize))
         self.state = StateStorage(state, isDuplicate: { $0 == $1 })
         self.reconnect = StateStorage(reconnect, isDuplicate: { $0 == $1 })
     }
 
     /// A handle the engine lets go of without ending it (the client was released): its loops end.
-    deinit { messages.storage.finish() }
+    deinit { messages.finish() }
 
     /// Ends the handle: its messages finish and its state becomes unsubscribed (on `callbacks`).
     func end(callbacks: CallbackExecutor) {
-        messages.storage.finish()
+        messages.finish()
         let state = state
         callbacks.run { state.update { $0 = .unsubscribed } }
     }
@@ -287,16 +287,15 @@ final class SubscriptionBox: Sendable {
     var handOverThreshold: Int { context.handOverThreshold }
     /// The handles, in the order they subscribed.
     let sinks: [HandleSink]
-    /// Their message streams' storage, what ``deliver(_:wakes:)`` sends to: two pointer hops fewer per
-    /// hand-over than through each sink, which count when a thousand subscriptions take turns (each hop a
-    /// cache miss).
+    /// Their message streams, what ``deliver(_:wakes:)`` sends to: a pointer hop fewer per hand-over than
+    /// through each sink, which counts when a thousand subscriptions take turns (each hop a cache miss).
     private let messageStorages: [StreamStorage<JSONValue>]
     init(serial: Int, identifier: String, context: SubscriptionContext, sinks: [HandleSink] = []) {
         self.serial = serial
         self.identifier = identifier
         self.context = context
         self.sinks = sinks
-        messageStorages = sinks.map(\.messages.storage)
+        messageStorages = sinks.map(\.messages)
     }
 
     /// This box with `sink` added.

@@ -34,7 +34,7 @@ import Testing
 
         /// A consumer as a `for await` loop has it.
         func consumer() -> PullConsumer<JSONValue> {
-            PullConsumer(sink.messages.storage, buffering: .bufferingNewest(box.bufferSize), keeping: nil)
+            PullConsumer(sink.messages, buffering: .bufferingNewest(box.bufferSize), keeping: nil)
         }
     }
 
@@ -75,7 +75,7 @@ import Testing
         replaced.stage(.int(5), at: position, in: batch)  // a repeat, to the box that replaced the first
         batch.flush()
         #expect(Self.drain(plain.consumer()) == [.int(1)])
-        let held = PullConsumer(sink.messages.storage, buffering: .bufferingNewest(8), keeping: nil)
+        let held = PullConsumer(sink.messages, buffering: .bufferingNewest(8), keeping: nil)
         #expect(Self.drain(held) == [.int(5)], "the repeat was dropped: the sequencer outlived its box")
         context.forgetSequencer(of: 2)
         #expect(context.sequencerCount == 0)
@@ -221,7 +221,7 @@ import Testing
         batch.stage("a", for: f.box)
         batch.flush()
         batch.stage("b", for: f.box)
-        f.sink.messages.storage.finish()  // unsubscribed or closed: final, even mid-read
+        f.sink.messages.finish()  // unsubscribed or closed: final, even mid-read
         batch.flush()
         #expect(await task.value == ["a", nil, nil])
     }
@@ -245,7 +245,7 @@ import Testing
         f.deliver((0..<4).map { JSONValue.int($0) })
         guard case .element = consumer.box.poll() else { return #expect(Bool(false)) }
         #expect(consumer.box.takenAwaitingRelease == 1)
-        f.sink.messages.storage.finish()
+        f.sink.messages.finish()
         #expect(Self.drain(consumer) == [1, 2, 3])
         guard case .end = consumer.box.poll() else { return #expect(Bool(false), "the end follows the buffer") }
         #expect(consumer.box.takenAwaitingRelease == 0, "no hand-over will come after the end")
