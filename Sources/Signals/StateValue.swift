@@ -127,8 +127,12 @@ public final class MutableStateValue<Value: Sendable>: Signal {
     public let readOnly: StateValue<Value>
 
     /// Creates a state whose every write notifies, or whose duplicate writes are skipped per `isDuplicate`.
-    public init(_ value: Value, isDuplicate: (@Sendable (Value, Value) -> Bool)? = nil) {
-        storage = StateStorage(value, isDuplicate: isDuplicate)
+    public convenience init(_ value: Value, isDuplicate: (@Sendable (Value, Value) -> Bool)? = nil) {
+        self.init(storage: StateStorage(value, isDuplicate: isDuplicate))
+    }
+
+    private init(storage: StateStorage<Value>) {
+        self.storage = storage
         readOnly = StateValue(storage: storage)
     }
 
@@ -136,11 +140,6 @@ public final class MutableStateValue<Value: Sendable>: Signal {
     public var value: Value {
         get { storage.value }
         set { storage.update { $0 = newValue } }
-    }
-
-    /// A read-only view that keeps `owner` alive; see `StateStorage.view(keeping:)`.
-    package func view(keeping owner: any AnyObject & Sendable) -> StateValue<Value> {
-        storage.view(keeping: owner)
     }
 
     /// Changes the value in place, atomically with respect to other writers, and returns `body`'s result.
@@ -162,6 +161,13 @@ public final class MutableStateValue<Value: Sendable>: Signal {
 extension MutableStateValue where Value: Equatable {
     /// Creates a state that skips writes equal to the current value.
     public convenience init(_ value: Value) {
+        self.init(storage: StateStorage(value))
+    }
+}
+
+extension StateStorage where Value: Equatable {
+    /// A storage that skips writes equal to the current value.
+    package convenience init(_ value: Value) {
         self.init(value, isDuplicate: { $0 == $1 })
     }
 }

@@ -212,7 +212,7 @@ struct HoldingAndPullTests {
     func viewKeepsOwner() {
         let live = Locked(0)
         let state = MutableStateValue(0)
-        var view: StateValue<Int>? = state.view(keeping: LifetimeTracked(live))
+        var view: StateValue<Int>? = state.storage.view(keeping: LifetimeTracked(live))
         var token: Observation? = view?.observe { _ in }
         view = nil
         #expect(live.withLock { $0 } == 1, "the observation holds the owner")

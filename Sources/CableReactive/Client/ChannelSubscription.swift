@@ -196,8 +196,8 @@ final class HandleSink: Sendable {
     init(id: UInt64, bufferSize: Int, state: SubscriptionState, reconnect: SubscriptionReconnect? = nil) {
         self.id = id
         messages = StreamStorage(holding: .bufferingNewest(bufferSize))
-        self.state = StateStorage(state, isDuplicate: { $0 == $1 })
-        self.reconnect = StateStorage(reconnect, isDuplicate: { $0 == $1 })
+        self.state = StateStorage(state)
+        self.reconnect = StateStorage(reconnect)
     }
 
     /// A handle the engine lets go of without ending it (the client was released): its loops end.
