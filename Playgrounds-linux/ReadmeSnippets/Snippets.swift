@@ -124,7 +124,7 @@ func dropsExample(chat: ChannelSubscription) {
 }
 
 /// Why the connection was lost.
-func lastDisconnectExample(client: ActionCableClient, show: @escaping @Sendable (String) -> Void) -> Observation {
+func lastDisconnectExample(client: ActionCableClient, show: @escaping @Sendable (String) -> Void) -> SignalObservation {
     // snippet:start last-disconnect
     let banner = client.lastDisconnect.observe(on: .main) { last in
         guard let last else { return }
@@ -141,7 +141,7 @@ func lastDisconnectExample(client: ActionCableClient, show: @escaping @Sendable 
 }
 
 /// A retry countdown.
-func nextAttemptExample(client: ActionCableClient, show: @escaping @Sendable (String) -> Void) -> Observation {
+func nextAttemptExample(client: ActionCableClient, show: @escaping @Sendable (String) -> Void) -> SignalObservation {
     // snippet:start next-attempt
     let countdown = client.nextAttempt.observe(on: .main) { next in
         // nil while an attempt runs (or connected, stopped, ...); set while waiting to retry
@@ -184,7 +184,8 @@ func codersExample(room: ChannelSubscription) {
 }
 
 /// AnyCable's extended protocol: session recovery after a reconnect.
-func anyCableExample(url: URL, reload: @escaping @Sendable () -> Void) throws -> (ActionCableClient, Observation) {
+func anyCableExample(url: URL, reload: @escaping @Sendable () -> Void) throws -> (ActionCableClient, SignalObservation)
+{
     // snippet:start anycable-ext
     var options = CableOptions()
     options.wireProtocol = .anyCableExtended  // plain Action Cable against Rails, which does not know it

@@ -1,8 +1,8 @@
 /// How many undelivered elements one observer may hold, and which ones it drops when full.
 ///
-/// Every observer (an ``Observation`` or an async iterator) has its own buffer. Elements wait there while
+/// Every observer (a ``SignalObservation`` or an async iterator) has its own buffer. Elements wait there while
 /// the observer is busy, for example when it runs on a slow `DispatchQueue` or when an async loop has not
-/// asked for the next element yet. Dropped elements are counted (``Observation/droppedCount``).
+/// asked for the next element yet. Dropped elements are counted (``SignalObservation/droppedCount``).
 ///
 /// ```swift
 /// let ticks = MutableEventStream<Int>()

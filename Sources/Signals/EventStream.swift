@@ -70,7 +70,7 @@ package final class StreamStorage<Element: Sendable>: ObserverSource {
     /// Registers `box`: it gets the held values first, if any, then every later event. A finished stream
     /// gives it the held values and its completion.
     @usableFromInline
-    package func attach(_ box: ObserverBox<Element>) -> Observation {
+    package func attach(_ box: ObserverBox<Element>) -> SignalObservation {
         var wakes = WakeList()
         let id = state.withLock { state -> UInt64? in
             if var held = state.held, !held.isEmpty {
@@ -86,11 +86,11 @@ package final class StreamStorage<Element: Sendable>: ObserverSource {
             // A finished stream replays its completion to late observers.
             wakes.append(box.enqueueFinish())
             wakes.run()
-            return Observation(box: box)
+            return SignalObservation(box: box)
         }
         wakes.run()
         box.register(with: self, id: id)
-        return Observation(box: box)
+        return SignalObservation(box: box)
     }
 
     @usableFromInline
@@ -102,7 +102,7 @@ package final class StreamStorage<Element: Sendable>: ObserverSource {
         on queue: DispatchQueue?,
         buffering: BufferingPolicy,
         _ handler: @escaping @Sendable (SignalEvent<Element>) -> Void
-    ) -> Observation {
+    ) -> SignalObservation {
         attach(ObserverBox(queue: queue, buffering: buffering, handler: handler))
     }
 
@@ -111,7 +111,7 @@ package final class StreamStorage<Element: Sendable>: ObserverSource {
         submit: @escaping ObserverBox<Element>.Submit,
         buffering: BufferingPolicy,
         _ handler: @escaping @Sendable (SignalEvent<Element>) -> Void
-    ) -> Observation {
+    ) -> SignalObservation {
         attach(ObserverBox(submit: submit, buffering: buffering, handler: handler))
     }
 }
@@ -143,7 +143,7 @@ public final class EventStream<Element: Sendable>: Signal {
     public var isFinished: Bool { storage.isFinished }
 
     /// How many values were dropped: held values that did not fit, and every observer's buffer overflows
-    /// (each observer's own count is its ``Observation/droppedCount``).
+    /// (each observer's own count is its ``SignalObservation/droppedCount``).
     public var droppedCount: Int { storage.droppedCount }
 
     /// Observes the stream's future events; see ``Signal/observeEvents(on:buffering:_:)``.
@@ -151,7 +151,7 @@ public final class EventStream<Element: Sendable>: Signal {
         on queue: DispatchQueue?,
         buffering: BufferingPolicy,
         _ handler: @escaping @Sendable (SignalEvent<Element>) -> Void
-    ) -> Observation {
+    ) -> SignalObservation {
         storage.observeEvents(on: queue, buffering: buffering, handler)
     }
 }
@@ -228,7 +228,7 @@ public final class MutableEventStream<Element: Sendable>: Signal {
         on queue: DispatchQueue?,
         buffering: BufferingPolicy,
         _ handler: @escaping @Sendable (SignalEvent<Element>) -> Void
-    ) -> Observation {
+    ) -> SignalObservation {
         storage.observeEvents(on: queue, buffering: buffering, handler)
     }
 }

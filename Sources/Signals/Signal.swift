@@ -27,7 +27,7 @@ public protocol Signal<Element>: Sendable {
     /// The type of value the signal carries.
     associatedtype Element: Sendable
 
-    /// Starts delivering events to `handler` until the returned ``Observation`` is cancelled or released.
+    /// Starts delivering events to `handler` until the returned ``SignalObservation`` is cancelled or released.
     ///
     /// - Parameters:
     ///   - queue: where `handler` runs; `nil` runs it on the sending thread (see the type's rules).
@@ -38,7 +38,7 @@ public protocol Signal<Element>: Sendable {
         on queue: DispatchQueue?,
         buffering: BufferingPolicy,
         _ handler: @escaping @Sendable (SignalEvent<Element>) -> Void
-    ) -> Observation
+    ) -> SignalObservation
 }
 
 extension Signal {
@@ -61,7 +61,7 @@ extension Signal {
         on queue: DispatchQueue? = nil,
         buffering: BufferingPolicy = .unbounded,
         _ onValue: @escaping @Sendable (Element) -> Void
-    ) -> Observation {
+    ) -> SignalObservation {
         observeEvents(on: queue, buffering: buffering) { event in
             if case .value(let value) = event { onValue(value) }
         }
@@ -73,7 +73,7 @@ extension Signal {
         buffering: BufferingPolicy = .unbounded,
         onValue: @escaping @Sendable (Element) -> Void,
         onFinish: @escaping @Sendable () -> Void
-    ) -> Observation {
+    ) -> SignalObservation {
         observeEvents(on: queue, buffering: buffering) { event in
             switch event {
             case .value(let value): onValue(value)
@@ -92,7 +92,8 @@ extension Signal {
 /// A type-erased ``Signal``: what the operators return.
 public struct AnySignal<Element: Sendable>: Signal {
     private let subscribe:
-        @Sendable (DispatchQueue?, BufferingPolicy, @escaping @Sendable (SignalEvent<Element>) -> Void) -> Observation
+        @Sendable (DispatchQueue?, BufferingPolicy, @escaping @Sendable (SignalEvent<Element>) -> Void) ->
+            SignalObservation
 
     /// Wraps `base`.
     public init<Base: Signal>(_ base: Base) where Base.Element == Element {
@@ -103,7 +104,7 @@ public struct AnySignal<Element: Sendable>: Signal {
     public init(
         _ subscribe:
             @escaping @Sendable (DispatchQueue?, BufferingPolicy, @escaping @Sendable (SignalEvent<Element>) -> Void) ->
-            Observation
+            SignalObservation
     ) {
         self.subscribe = subscribe
     }
@@ -113,7 +114,7 @@ public struct AnySignal<Element: Sendable>: Signal {
         on queue: DispatchQueue?,
         buffering: BufferingPolicy,
         _ handler: @escaping @Sendable (SignalEvent<Element>) -> Void
-    ) -> Observation {
+    ) -> SignalObservation {
         subscribe(queue, buffering, handler)
     }
 }
@@ -125,7 +126,7 @@ extension AnySignal {
             let box = ObserverBox(queue: queue, buffering: buffering, handler: handler)
             box.enqueue(value).run()
             box.enqueueFinish().run()
-            return Observation(box: box)
+            return SignalObservation(box: box)
         }
     }
 
@@ -134,7 +135,7 @@ extension AnySignal {
         AnySignal { queue, buffering, handler in
             let box = ObserverBox(queue: queue, buffering: buffering, handler: handler)
             box.enqueueFinish().run()
-            return Observation(box: box)
+            return SignalObservation(box: box)
         }
     }
 }

@@ -40,7 +40,7 @@ package final class StateStorage<Value: Sendable>: ObserverSource {
         on queue: DispatchQueue?,
         buffering: BufferingPolicy,
         _ handler: @escaping @Sendable (SignalEvent<Value>) -> Void
-    ) -> Observation {
+    ) -> SignalObservation {
         let box = ObserverBox(queue: queue, buffering: buffering, handler: handler)
         // The current value goes in under the same lock as the registration, so the observer sees it
         // first and then every later change, with nothing missed or repeated.
@@ -49,7 +49,7 @@ package final class StateStorage<Value: Sendable>: ObserverSource {
         }
         wake.run()
         box.register(with: self, id: id)
-        return Observation(box: box)
+        return SignalObservation(box: box)
     }
 
     @usableFromInline
@@ -93,10 +93,10 @@ public final class StateValue<Value: Sendable>: Signal {
         on queue: DispatchQueue?,
         buffering: BufferingPolicy,
         _ handler: @escaping @Sendable (SignalEvent<Value>) -> Void
-    ) -> Observation {
+    ) -> SignalObservation {
         let observation = storage.observeEvents(on: queue, buffering: buffering, handler)
         guard let owner else { return observation }
-        return Observation(
+        return SignalObservation(
             cancel: {
                 observation.cancel()
                 _ = owner
@@ -153,7 +153,7 @@ public final class MutableStateValue<Value: Sendable>: Signal {
         on queue: DispatchQueue?,
         buffering: BufferingPolicy,
         _ handler: @escaping @Sendable (SignalEvent<Value>) -> Void
-    ) -> Observation {
+    ) -> SignalObservation {
         storage.observeEvents(on: queue, buffering: buffering, handler)
     }
 }

@@ -30,7 +30,7 @@ struct ReliableStreamsTests {
     final class Numbers: Sendable {
         let values = Locked<[Int]>([])
         let count = MutableStateValue(0)
-        let token: Observation
+        let token: SignalObservation
 
         init(_ room: ChannelSubscription) {
             let values = values

@@ -56,7 +56,7 @@ struct DeliveryTests {
     func cancelFromInside() {
         let stream = MutableEventStream<Int>()
         let seen = Locked<[Int]>([])
-        let holder = Locked<Observation?>(nil)
+        let holder = Locked<SignalObservation?>(nil)
         let token = stream.observe { value in
             seen.withLock { $0.append(value) }
             holder.withLock { $0 }?.cancel()

@@ -67,7 +67,7 @@ struct EventStreamTests {
     func droppingTokenStops() {
         let stream = MutableEventStream<Int>()
         let seen = Locked<[Int]>([])
-        var token: Observation? = stream.observe { value in seen.withLock { $0.append(value) } }
+        var token: SignalObservation? = stream.observe { value in seen.withLock { $0.append(value) } }
         stream.send(1)
         _ = token
         token = nil

@@ -213,7 +213,7 @@ struct HoldingAndPullTests {
         let live = Locked(0)
         let state = MutableStateValue(0)
         var view: StateValue<Int>? = state.storage.view(keeping: LifetimeTracked(live))
-        var token: Observation? = view?.observe { _ in }
+        var token: SignalObservation? = view?.observe { _ in }
         view = nil
         #expect(live.withLock { $0 } == 1, "the observation holds the owner")
         token = nil

@@ -82,7 +82,7 @@ struct LifetimeTests {
     func cancelReleasesClosure() {
         let live = Locked(0)
         let stream = MutableEventStream<Int>()
-        var token: Observation?
+        var token: SignalObservation?
         do {
             let tracked = LifetimeTracked(live)
             token = stream.observe { _ in _ = tracked.id }
@@ -96,7 +96,7 @@ struct LifetimeTests {
     @Test("an observer capturing its own source does not keep it alive once cancelled")
     func noCycleThroughSource() {
         weak var weakStorage: StreamStorage<Int>?
-        var token: Observation?
+        var token: SignalObservation?
         do {
             let stream = MutableEventStream<Int>()
             weakStorage = stream.storage
@@ -128,7 +128,7 @@ struct LifetimeTests {
     func finishReleases() {
         let live = Locked(0)
         let stream = MutableEventStream<Int>()
-        let token: Observation
+        let token: SignalObservation
         do {
             let tracked = LifetimeTracked(live)
             token = stream.observe { _ in _ = tracked.id }

@@ -31,7 +31,7 @@ public struct CableMessages<Element: Sendable>: AsyncSequence, Signal {
 
     /// How many messages this handle's consumers have lost: held messages that did not fit while nobody
     /// consumed, and every consumer's buffer overflows. Each observer's own count is its
-    /// `Observation.droppedCount`; a loop's is its iterator's ``Iterator/droppedCount``.
+    /// `SignalObservation.droppedCount`; a loop's is its iterator's ``Iterator/droppedCount``.
     public var droppedCount: Int { storage.droppedCount }
 
     /// Starts a consumer with a buffer of the newest ``CableOptions/messageBufferSize`` messages.
@@ -93,7 +93,7 @@ public struct CableMessages<Element: Sendable>: AsyncSequence, Signal {
         on queue: DispatchQueue?,
         buffering: BufferingPolicy,
         _ handler: @escaping @Sendable (SignalEvent<Element>) -> Void
-    ) -> Observation {
+    ) -> SignalObservation {
         let transform = transform
         let submit: @Sendable (@escaping @Sendable () -> Void) -> Void
         if let queue {
@@ -110,7 +110,7 @@ public struct CableMessages<Element: Sendable>: AsyncSequence, Signal {
             }
         }
         let lease = lease
-        return Observation(
+        return SignalObservation(
             cancel: {
                 observation.cancel()
                 _ = lease  // the observation keeps the subscription

@@ -76,7 +76,7 @@ final class ClientEngine: Sendable {
     /// What this client's subscription handles and boxes share.
     let subscriptions: SubscriptionContext
     private let core: Locked<Core>
-    private let gateObservation = Locked<Observation?>(nil)
+    private let gateObservation = Locked<SignalObservation?>(nil)
 
     init(
         url: URL,

@@ -103,7 +103,7 @@ extension Signal {
 @usableFromInline
 package final class PullConsumer<Element: Sendable>: Sendable {
     @usableFromInline package let box: ObserverBox<Element>
-    @usableFromInline let observation: Observation
+    @usableFromInline let observation: SignalObservation
     /// What the consumer keeps alive (a subscription's handle): held here rather than by a wrapping
     /// observation, which would cost a lock and two closures per loop.
     private let owner: (any AnyObject & Sendable)?

@@ -44,7 +44,7 @@
             var buffer: [S.Input] = []
             var finished = false
             var delivering = false
-            var observation: Observation?
+            var observation: SignalObservation?
         }
 
         private let state: Locked<State>
@@ -81,7 +81,7 @@
         }
 
         func cancel() {
-            let token = state.withLock { state -> Observation? in
+            let token = state.withLock { state -> SignalObservation? in
                 state.subscriber = nil
                 state.buffer.removeAll()
                 defer { state.observation = nil }

@@ -27,7 +27,7 @@ package final class ObserverBox<Element: Sendable>: Drainable, ObservationTarget
         @usableFromInline var finishPending = false
         /// Cancelled, or the end was delivered: nothing more comes out.
         @usableFromInline var ended = false
-        /// ``cancel()`` ran (what `Observation.isCancelled` reports).
+        /// ``cancel()`` ran (what `SignalObservation.isCancelled` reports).
         @usableFromInline var cancelled = false
         /// Where the box is registered, and under which id: unregistered, and released, on ``cancel()``.
         @usableFromInline var source: (any ObserverSource)?

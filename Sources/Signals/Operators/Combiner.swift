@@ -46,7 +46,7 @@ final class Combiner<Input: Sendable, State: Sendable, Output: Sendable>: Sendab
                     combiner?.receive(event, from: index)
                 }
             }
-            return Observation(
+            return SignalObservation(
                 cancel: {
                     for upstream in upstreams { upstream.cancel() }
                     combiner.box.cancel()

@@ -27,7 +27,7 @@ extension Signal {
                     handler(.finished)
                 }
             }
-            return Observation(cancel: upstream.cancel, droppedCount: { upstream.droppedCount })
+            return SignalObservation(cancel: upstream.cancel, droppedCount: { upstream.droppedCount })
         }
     }
 
@@ -58,7 +58,7 @@ extension Signal {
                 state.withLock { state in step(&state, event) { outputs.append($0) } }
                 for output in outputs { handler(output) }
             }
-            return Observation(cancel: upstream.cancel, droppedCount: { upstream.droppedCount })
+            return SignalObservation(cancel: upstream.cancel, droppedCount: { upstream.droppedCount })
         }
     }
 }

@@ -21,7 +21,7 @@ struct ClientModelTests {
         let channel: Int
         let received = Locked<[JSONValue]>([])
         let mapped = Locked<[JSONValue]>([])
-        let observations: [Observation]
+        let observations: [SignalObservation]
         let expected = Locked<[JSONValue]>([])
 
         init(_ subscription: ChannelSubscription, channel: Int) {

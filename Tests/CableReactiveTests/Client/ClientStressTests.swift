@@ -76,7 +76,7 @@ struct ClientStressTests {
         let clients = WeakList<ActionCableClient>()
         let subscriptions = WeakList<ChannelSubscription>()
         let fake = FakeTransport()
-        var kept: [Observation] = []  // observations that outlive their client
+        var kept: [SignalObservation] = []  // observations that outlive their client
         for n in 0..<500 {
             let scheduler = ManualScheduler()
             let client = try ActionCableClient(url: ClientHarness.url, transport: fake, scheduler: scheduler)

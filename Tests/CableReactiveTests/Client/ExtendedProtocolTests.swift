@@ -272,7 +272,7 @@ struct ExtendedProtocolTests {
     final class Watch: Sendable {
         let values = Locked<[Int]>([])
         let reconnects = Locked<[SubscriptionReconnect?]>([])
-        let tokens: [Observation]
+        let tokens: [SignalObservation]
 
         init(_ room: ChannelSubscription) {
             let values = values

@@ -255,7 +255,7 @@ struct SharedSubscriptionTests {
         let h = try ClientHarness()
         let connection = try #require(h.connected())
         let received = Received()
-        var token: Observation? = try h.client.subscribe(params).messages.observe { value in
+        var token: SignalObservation? = try h.client.subscribe(params).messages.observe { value in
             received.values.withLock { $0.append(value) }
         }
         #expect(Self.subscribes(connection) == 1)
@@ -275,12 +275,12 @@ struct SharedSubscriptionTests {
         let h = try ClientHarness()
         let connection = try #require(h.connected())
         let received = Received()
-        var mapped: Observation? = try h.client.subscribe(params).messages
+        var mapped: SignalObservation? = try h.client.subscribe(params).messages
             .compactMap { $0["n"] }
             .filter { $0 != 0 }
             .observe { value in received.values.withLock { $0.append(value) } }
         let states = Locked<[SubscriptionState]>([])
-        var stateToken: Observation? = try h.client.subscribe(["channel": "Other"]).state.observe { state in
+        var stateToken: SignalObservation? = try h.client.subscribe(["channel": "Other"]).state.observe { state in
             states.withLock { $0.append(state) }
         }
         #expect(Self.subscribes(connection) == 2)

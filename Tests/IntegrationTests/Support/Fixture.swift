@@ -126,7 +126,7 @@ func nextMessage(
 /// Every value a signal published, with the monotonic time it was seen.
 final class Recorder<Value: Sendable>: Sendable {
     private let entries = Locked<[(time: Double, value: Value)]>([])
-    private let token = Locked<Observation?>(nil)
+    private let token = Locked<SignalObservation?>(nil)
 
     init<S: Signal>(_ signal: S) where S.Element == Value {
         let observation = signal.observe { [entries] value in

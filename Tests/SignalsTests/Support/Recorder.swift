@@ -3,7 +3,7 @@
 /// Records every event an observer receives, for whole-history assertions.
 final class Recorder<Element: Sendable>: Sendable {
     private let events: Locked<[SignalEvent<Element>]>
-    let observation: Observation?
+    let observation: SignalObservation?
 
     init() {
         events = Locked([])

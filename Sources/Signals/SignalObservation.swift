@@ -1,10 +1,10 @@
 /// The token of one observer: delivery lasts until it is cancelled or released.
 ///
 /// Releasing the last reference cancels it, so store it for as long as you want values
-/// (in a property, or in a `Set<Observation>` with ``store(in:)``). Cancelling stops delivery and releases
+/// (in a property, or in a `Set<SignalObservation>` with ``store(in:)``). Cancelling stops delivery and releases
 /// the observer closure, which breaks any reference cycle through it. An event already being delivered
 /// when `cancel()` is called on another thread still completes.
-public final class Observation: Sendable, Hashable {
+public final class SignalObservation: Sendable, Hashable {
     /// Closures, or an observer box itself, so that an observer of the library's own sources (a stream's or a
     /// state's storage) costs no lock and no closures beyond its box.
     private enum Target: Sendable {
@@ -63,12 +63,12 @@ public final class Observation: Sendable, Hashable {
     }
 
     /// Keeps this token in `set`, the usual way to tie observations to an owner's lifetime.
-    public func store(in set: inout Set<Observation>) {
+    public func store(in set: inout Set<SignalObservation>) {
         set.insert(self)
     }
 
     /// Observations are equal when they are the same token.
-    public static func == (lhs: Observation, rhs: Observation) -> Bool { lhs === rhs }
+    public static func == (lhs: SignalObservation, rhs: SignalObservation) -> Bool { lhs === rhs }
     /// Hashes the token's identity.
     public func hash(into hasher: inout Hasher) { hasher.combine(ObjectIdentifier(self)) }
 }
@@ -80,7 +80,7 @@ protocol ObserverSource: AnyObject, Sendable {
     func removeObserver(id: UInt64)
 }
 
-/// An observer box, as its ``Observation`` sees it: cancelling is idempotent (the box unregisters once and ends
+/// An observer box, as its ``SignalObservation`` sees it: cancelling is idempotent (the box unregisters once and ends
 /// once), so the token needs no lock of its own.
 protocol ObservationTarget: AnyObject, Sendable {
     func cancel()
