@@ -33,6 +33,9 @@ let package = Package(
             dependencies: ["CableReactive", "CableTesting", "Signals"],
             linkerSettings: [.linkedLibrary("crypto", .when(platforms: [.linux]))]
         ),
+        // Issue 23: the code a SwiftUI app writes (`@Observable` models next to `import Signals`, `@MainActor`
+        // observers, mirrors, typed channels, previews), compiled in Swift 6 mode with warnings as errors, and run.
+        .testTarget(name: "AppTests", dependencies: ["CableReactive", "CableTesting", "Signals"]),
         // LocalCableServer against the real client, raw sockets and hostile bytes; SHA-1 vectors.
         .testTarget(name: "CableTestingTests", dependencies: ["CableReactive", "CableTesting", "Signals"]),
         // Runs SocketTransport against a real, independent peer (Python `websockets`, see

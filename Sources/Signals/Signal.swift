@@ -57,6 +57,11 @@ extension Signal {
     ///   - queue: where `onValue` runs; `nil` runs it on the sending thread.
     ///   - buffering: this observer's buffer policy; the default keeps everything.
     ///   - onValue: called with each value, serially and in order.
+    ///
+    /// `observe(on: .main) { ... }` is the main-actor form, ``observe(on:buffering:_:)-(MainActorDelivery,_,_)``,
+    /// whose observer may set a `@MainActor` model's properties (this form is disfavoured so that `.main` names
+    /// the main actor rather than `DispatchQueue.main`).
+    @_disfavoredOverload
     public func observe(
         on queue: DispatchQueue? = nil,
         buffering: BufferingPolicy = .unbounded,
@@ -68,6 +73,7 @@ extension Signal {
     }
 
     /// Calls `onValue` for every value and `onFinish` once when the signal ends.
+    @_disfavoredOverload
     public func observe(
         on queue: DispatchQueue? = nil,
         buffering: BufferingPolicy = .unbounded,
