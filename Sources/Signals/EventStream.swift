@@ -67,6 +67,9 @@ package final class StreamStorage<Element: Sendable>: ObserverSource {
 
     package var droppedCount: Int { state.withLock { $0.droppedCount } }
 
+    /// How many observers and loops are registered (for lifetime tests).
+    package var observerCount: Int { state.withLock { $0.observers.entries.count } }
+
     /// Registers `box`: it gets the held values first, if any, then every later event. A finished stream
     /// gives it the held values and its completion.
     @usableFromInline
@@ -222,6 +225,9 @@ public final class MutableEventStream<Element: Sendable>: Signal {
 
     /// How many values were dropped; see ``EventStream/droppedCount``.
     public var droppedCount: Int { storage.droppedCount }
+
+    /// How many observers and loops are registered (for lifetime tests).
+    package var observerCount: Int { storage.observerCount }
 
     /// Observes the stream's future events; see ``Signal/observeEvents(on:buffering:_:)``.
     public func observeEvents(

@@ -1,0 +1,92 @@
+#if canImport(Combine)
+    import Combine
+
+    /// A signal's latest value as an `ObservableObject`: ``StateMirror`` for iOS 13 to 16, where a view watches
+    /// it with `@ObservedObject` or `@StateObject`.
+    ///
+    /// ```swift
+    /// @MainActor final class RoomModel: ObservableObject {
+    ///     let status: StateMirrorObject<CableState>
+    ///     init(client: ActionCableClient) { status = StateMirrorObject(client.state) }
+    /// }
+    /// // In a view: @ObservedObject var status: StateMirrorObject<CableState>; Text("\(status.value)")
+    /// ```
+    ///
+    /// Threading, duplicates and lifetime are those of ``StateMirror``: ``value`` is published on the main actor,
+    /// equal values of an `Equatable` type are not published again, and releasing the mirror ends its
+    /// observation.
+    @available(iOS 13, macOS 10.15, tvOS 13, watchOS 6, *)
+    @MainActor
+    public final class StateMirrorObject<Value: Sendable>: ObservableObject {
+        /// The source's latest value.
+        @Published public private(set) var value: Value
+        private let isDuplicate: (Value, Value) -> Bool
+        private var observation: SignalObservation?
+
+        /// Mirrors `source`, starting from `initial` until its first value arrives.
+        public init(_ source: some Signal<Value>, initial: Value) {
+            value = initial
+            isDuplicate = { _, _ in false }
+            observe(source)
+        }
+
+        /// Mirrors `state`, starting from its current value.
+        public convenience init(_ state: StateValue<Value>) {
+            self.init(state, initial: state.value)
+        }
+
+        /// Mirrors `source`, starting from `initial`, and skips writes equal to the current value.
+        public init(_ source: some Signal<Value>, initial: Value) where Value: Equatable {
+            value = initial
+            isDuplicate = { $0 == $1 }
+            observe(source)
+        }
+
+        /// Mirrors `state`, starting from its current value, and skips writes equal to the current value.
+        public convenience init(_ state: StateValue<Value>) where Value: Equatable {
+            self.init(state, initial: state.value)
+        }
+
+        private func observe(_ source: some Signal<Value>) {
+            observation = source.observe(on: .main) { [weak self] value in
+                guard let self, !self.isDuplicate(self.value, value) else { return }
+                self.value = value
+            }
+        }
+    }
+
+    /// A signal's newest elements as an `ObservableObject`: ``MessagesMirror`` for iOS 13 to 16.
+    ///
+    /// ```swift
+    /// @StateObject private var lines = MessagesMirrorObject(room.messages(as: ChatLine.self), limit: 100)
+    /// // List(lines.latest, id: \.id) { Text($0.text) }
+    /// ```
+    ///
+    /// Threading, bounds and lifetime are those of ``MessagesMirror``.
+    @available(iOS 13, macOS 10.15, tvOS 13, watchOS 6, *)
+    @MainActor
+    public final class MessagesMirrorObject<Element: Sendable>: ObservableObject {
+        /// The newest elements, oldest first; at most ``limit``.
+        public var latest: [Element] { recent.elements }
+        /// How many elements ``latest`` keeps.
+        public var limit: Int { recent.limit }
+        @Published private var recent: RecentElements<Element>
+        private var observation: SignalObservation?
+
+        /// Mirrors the newest `limit` elements of `source` (`limit` below 1 is taken as 1).
+        public init(_ source: some Signal<Element>, limit: Int = 50) {
+            recent = RecentElements(limit: limit)
+            observation = source.observe(on: .main, buffering: .bufferingNewest(recent.limit)) { [weak self] in
+                self?.recent.append($0)
+            }
+        }
+
+        /// How many elements the observation dropped because the main queue fell behind.
+        public var droppedCount: Int { observation?.droppedCount ?? 0 }
+
+        /// Empties ``latest``; later elements are still added.
+        public func removeAll() {
+            recent.removeAll()
+        }
+    }
+#endif
