@@ -77,9 +77,12 @@ struct MainActorObserverTests {
             connection.receive(#"{"identifier":\#(Self.quoted(room.identifier)),"message":{"text":"\#(text)"}}"#)
         }
         online.value = true
-        #expect(await Self.eventually { model.texts == ["a", "b"] && model.online })
-        #expect(model.status == .connected)
-        #expect(model.roomState == .subscribed(confirmations: 1))
+        // States hop through the client's callback queue, messages go to the main queue directly: wait for all.
+        #expect(
+            await Self.eventually {
+                model.texts == ["a", "b"] && model.online && model.status == .connected
+                    && model.roomState == .subscribed(confirmations: 1)
+            })
         #expect(model.onMainThread == [true, true])
         await loop.value
         #expect(model.loopStates.last == .connected)
