@@ -45,6 +45,15 @@ public final class ActionCableClient: Sendable {
     /// Why the last session was lost or the last attempt failed; `nil` until one is. Published on the callback
     /// queue, before the state that follows it (`connecting` to retry, or `stopped`). The app's own
     /// ``disconnect()``, ``close()`` and a closed `canConnect` gate are not recorded. See ``CableDisconnect``.
+    ///
+    /// It is history, not a status: a healthy reconnect does not clear it (it still says why the last session
+    /// was lost). A banner shows it only while ``state`` is not ``CableState/connected``:
+    ///
+    /// ```swift
+    /// let banner = combineLatest(client.state, client.lastDisconnect).map { state, last in
+    ///     state.isConnected ? nil : last.map { "Reconnecting (\($0.kind))" }
+    /// }
+    /// ```
     public var lastDisconnect: StateValue<CableDisconnect?> { engine.lastDisconnectValue.readOnly }
 
     /// While ``CableState/connecting(attempt:)`` waits to retry (rather than running an attempt): which attempt

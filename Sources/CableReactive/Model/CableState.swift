@@ -31,6 +31,20 @@ public enum CableState: Sendable, Hashable, CustomStringConvertible {
         }
     }
 
+    /// Whether the client is connected (the server's welcome arrived): `state.value.isConnected`.
+    public var isConnected: Bool { self == .connected }
+
+    /// Why the client stopped, while ``stopped(reason:)``; `nil` in every other state. Reads the reason without
+    /// a `case` pattern:
+    ///
+    /// ```swift
+    /// if client.state.value.stopReason?.kind == .unauthorized { showLogin() }
+    /// ```
+    public var stopReason: CableStopReason? {
+        if case .stopped(let reason) = self { return reason }
+        return nil
+    }
+
     /// The state's name without its payload, safe for logs.
     var name: String {
         switch self {
@@ -150,6 +164,17 @@ public enum SubscriptionState: Sendable, Hashable, CustomStringConvertible {
     case rejected
     /// Ended for good.
     case unsubscribed
+
+    /// Whether the server confirmed the subscription on the current connection, whatever the count: what enables
+    /// a send button (``ChannelSubscription/perform(_:_:)-(String,JSONValue)`` needs it and a live connection).
+    ///
+    /// ```swift
+    /// sendEnabled = room.state.value.isSubscribed
+    /// ```
+    public var isSubscribed: Bool {
+        if case .subscribed = self { return true }
+        return false
+    }
 
     /// A readable description, such as `subscribed(confirmations: 1)`.
     public var description: String {
