@@ -14,7 +14,7 @@ import Signals
 /// ```swift
 /// let room = try client.subscribe(["channel": "ChatChannel", "room": "lobby"])
 /// Task { for await message in room.messages { print("list:", message) } }
-/// let badge = room.messages.observe(on: .main) { _ in unread += 1 }   // at the same time
+/// badge = room.messages.observe(on: .main) { [weak self] _ in self?.unread += 1 }  // at the same time, in a @MainActor model
 /// ```
 ///
 /// Threading: a loop runs on its own task. An observer runs on the queue it names, or on the client's

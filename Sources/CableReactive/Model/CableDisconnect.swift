@@ -5,9 +5,11 @@
 /// payload: the server's disconnect reason (the words of the app's own server), a close code, or the typed
 /// transport error, with its HTTP status when the upgrade was answered with one.
 ///
+/// In a `@MainActor` view model (a healthy reconnect keeps it: show it only while not connected):
+///
 /// ```swift
-/// let token = client.lastDisconnect.observe(on: .main) { last in
-///     guard let last else { return }
+/// token = client.lastDisconnect.observe(on: .main) { [weak self] last in
+///     guard let self, let last else { return }
 ///     switch last.kind {
 ///     case .failed where last.httpStatus == 404: banner = "Server refused the connection (check the Origin)"
 ///     case .failed, .welcomeTimeout: banner = "Can't reach the server"

@@ -12,8 +12,8 @@
 /// is connected, stopped, disconnected, gated or closed.
 ///
 /// ```swift
-/// let countdown = client.nextAttempt.observe(on: .main) { next in
-///     label.text = next.map { "Retrying in \(Int($0.startsAt.timeIntervalSinceNow.rounded(.up))) s" } ?? ""
+/// countdown = client.nextAttempt.observe(on: .main) { [weak self] next in  // in a @MainActor view model
+///     self?.retryText = next.map { "Retrying in \(Int($0.startsAt.timeIntervalSinceNow.rounded(.up))) s" } ?? ""
 /// }
 /// // A "retry now" button: `client.connect()` starts the waiting attempt at once.
 /// ```
