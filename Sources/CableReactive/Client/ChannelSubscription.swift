@@ -197,7 +197,8 @@ final class HandleSink: Sendable {
         self.id = id
         messages = StreamStorage(holding: .bufferingNewest(bufferSize))
         self.state = StateStorage(state)
-        self.reconnect = StateStorage(reconnect)
+        // Every reconnect is news, even one with the outcome of the last: equal values are published again.
+        self.reconnect = StateStorage(reconnect, isDuplicate: nil)
     }
 
     /// A handle the engine lets go of without ending it (the client was released): its loops end.

@@ -417,7 +417,8 @@ struct ExtendedProtocolTests {
         h.scheduler.flush()
         #expect(watch.values.withLock { $0 } == Array(1...9))
         #expect(room.lastReconnect.value == .recovered)
-        #expect(watch.reconnects.withLock { $0 } == [nil, .recovering, .recovered])
+        // Two reconnects, each published (the second with the first's outcome), then the replay's end.
+        #expect(watch.reconnects.withLock { $0 } == [nil, .recovering, .recovering, .recovered])
     }
 
     @Test("a new epoch during the replay starts the stream afresh, and the rejected replay says so")
