@@ -24,8 +24,14 @@ await runExample {
 
     // snippet:start quick-start
     let client = try ActionCableClient(url: url)
-    let chat = try client.subscribe(["channel": "ChatChannel", "room": .string(room)])
+    let chat = try client.subscribe(["channel": "ChatChannel", "room": room])
     client.connect()
+
+    // After a reconnect: did we miss broadcasts? (plain Action Cable: yes, always; AnyCable: only if it
+    // could not replay them). The one rule for "reload what you show".
+    let reload = chat.lastReconnect.observe { reconnect in
+        if reconnect?.mayHaveMissedMessages == true { print("reconnected: reload the room's history") }
+    }
 
     let reader = Task {
         var seen = 0
@@ -44,9 +50,10 @@ await runExample {
     }
     say("subscribed to \(room)")
     for text in ["Hello!", "Unicode works: héllo wörld ✓", "Bye."] {
-        guard chat.perform("speak", ["text": .string(text)]) else { throw ExampleError("perform returned false") }
+        guard chat.perform("speak", ["text": text]) else { throw ExampleError("perform returned false") }
     }
     await reader.value
+    reload.cancel()
     client.close()
     embedded?.stop()
     say("done")

@@ -124,21 +124,29 @@ func dropsExample(chat: ChannelSubscription) {
 }
 
 /// Why the connection was lost.
-func lastDisconnectExample(client: ActionCableClient, show: @escaping @Sendable (String) -> Void) -> SignalObservation {
+func lastDisconnectExample(client: ActionCableClient, show: @escaping @Sendable (String?) -> Void) -> SignalObservation {
     // snippet:start last-disconnect
-    let banner = client.lastDisconnect.observe(on: .main) { last in
-        guard let last else { return }
-        switch last.kind {
-        case .failed where last.httpStatus.map { (400..<500).contains($0) } == true:
-            show("The server refused the app (HTTP \(last.httpStatus ?? 0))")
-        case .failed, .welcomeTimeout: show("Can't reach the server; retrying")
-        case .serverDisconnect where last.serverReason == "server_restart": show("Server restarting")
-        default: show(last.wasConnected ? "Connection lost; reconnecting" : "Retrying")
-        }
+    // lastDisconnect is history: a healthy reconnect keeps it. Show it only while not connected.
+    let banner = combineLatest(client.state, client.lastDisconnect).map(bannerText).observe(on: .main) { text in
+        show(text)  // nil: hide the banner
     }
     // snippet:end
     return banner
 }
+
+// snippet:start banner-text
+/// The reconnect banner's text: nothing while connected, else why the last session or attempt ended.
+func bannerText(_ state: CableState, _ last: CableDisconnect?) -> String? {
+    guard !state.isConnected, let last else { return nil }
+    switch last.kind {
+    case .failed where last.httpStatus.map { (400..<500).contains($0) } == true:
+        return "The server refused the app (HTTP \(last.httpStatus ?? 0))"
+    case .failed, .welcomeTimeout: return "Can't reach the server; retrying"
+    case .serverDisconnect where last.serverReason == "server_restart": return "Server restarting"
+    default: return last.wasConnected ? "Connection lost; reconnecting" : "Retrying"
+    }
+}
+// snippet:end
 
 /// A retry countdown.
 func nextAttemptExample(client: ActionCableClient, show: @escaping @Sendable (String) -> Void) -> SignalObservation {

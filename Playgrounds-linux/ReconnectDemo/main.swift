@@ -31,16 +31,17 @@ await runExample(timeout: 60) {
         }
     }
     let subscriptionLog = room.state.observe { state in
-        if case .subscribed(let confirmations) = state, confirmations > 1 {
-            say("subscription: confirmed again (\(confirmations)): refetch what may have been missed")
-        } else {
-            say("subscription: \(state)")
-        }
+        say("subscription: \(state)")
+    }
+    let reconnectLog = room.lastReconnect.observe { reconnect in
+        guard let reconnect else { return }
+        say("reconnect: \(reconnect), may have missed messages: \(reconnect.mayHaveMissedMessages)")
     }
     // snippet:end
     defer {
         stateLog.cancel()
         subscriptionLog.cancel()
+        reconnectLog.cancel()
     }
 
     client.connect()
