@@ -124,7 +124,8 @@ func dropsExample(chat: ChannelSubscription) {
 }
 
 /// Why the connection was lost.
-func lastDisconnectExample(client: ActionCableClient, show: @escaping @Sendable (String?) -> Void) -> SignalObservation {
+func lastDisconnectExample(client: ActionCableClient, show: @escaping @Sendable (String?) -> Void) -> SignalObservation
+{
     // snippet:start last-disconnect
     // lastDisconnect is history: a healthy reconnect keeps it. Show it only while not connected.
     let banner = combineLatest(client.state, client.lastDisconnect).map(bannerText).observe(on: .main) { text in
