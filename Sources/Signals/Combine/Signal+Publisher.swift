@@ -26,22 +26,25 @@
         let signal: Base
 
         public func receive<S: Subscriber>(subscriber: S) where S.Input == Output, S.Failure == Never {
-            let subscription = SignalSubscription(subscriber: subscriber)
+            let subscription = SignalSubscription<Output>(subscriber: AnySubscriber(subscriber))
             subscriber.receive(subscription: subscription)
             subscription.start(signal)
         }
     }
 
     /// One Combine subscription: buffers values until demanded.
+    ///
+    /// Generic over the value type, not the subscriber's type: the observer closure captures `self`, and a
+    /// subscriber's metatype is not Sendable (SE-0470, Swift 6.2), while a Sendable `Input`'s is. The subscriber
+    /// is held type-erased.
     @available(iOS 13, macOS 10.15, tvOS 13, watchOS 6, *)
-    private final class SignalSubscription<S: Subscriber>: Subscription, @unchecked Sendable
-    where S.Failure == Never, S.Input: Sendable {
+    private final class SignalSubscription<Input: Sendable>: Subscription, @unchecked Sendable {
         // Guarded by `state`'s lock: the subscriber, demand and buffer are only touched inside `withLock`,
         // and the subscriber is called outside it, one call at a time (`delivering`).
         private struct State {
-            var subscriber: S?
+            var subscriber: AnySubscriber<Input, Never>?
             var demand = Subscribers.Demand.none
-            var buffer: [S.Input] = []
+            var buffer: [Input] = []
             var finished = false
             var delivering = false
             var observation: SignalObservation?
@@ -49,11 +52,11 @@
 
         private let state: Locked<State>
 
-        init(subscriber: S) {
+        init(subscriber: AnySubscriber<Input, Never>) {
             state = Locked(State(subscriber: subscriber))
         }
 
-        func start<Base: Signal>(_ signal: Base) where Base.Element == S.Input {
+        func start<Base: Signal>(_ signal: Base) where Base.Element == Input {
             let token = signal.observeEvents(on: nil, buffering: .unbounded) { [weak self] event in
                 self?.receive(event)
             }
@@ -65,7 +68,7 @@
             if !keep { token.cancel() }
         }
 
-        private func receive(_ event: SignalEvent<S.Input>) {
+        private func receive(_ event: SignalEvent<Input>) {
             state.withLock { state in
                 switch event {
                 case .value(let value): state.buffer.append(value)
@@ -91,8 +94,8 @@
         }
 
         private enum Step {
-            case value(S, S.Input)
-            case finish(S)
+            case value(AnySubscriber<Input, Never>, Input)
+            case finish(AnySubscriber<Input, Never>)
             case idle
         }
 
