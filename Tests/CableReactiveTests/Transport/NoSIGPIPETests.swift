@@ -1,4 +1,4 @@
-#if canImport(CCableReactiveOpenSSL) && canImport(Glibc)
+#if os(Linux) && canImport(CCableReactiveOpenSSL) && canImport(Glibc)
     import Glibc
     import Testing
 

@@ -1,4 +1,4 @@
-#if canImport(CCableReactiveOpenSSL)
+#if os(Linux) && canImport(CCableReactiveOpenSSL)
     #if canImport(FoundationEssentials) && !CABLE_FULL_FOUNDATION
         import FoundationEssentials
     #else

@@ -1,4 +1,4 @@
-#if canImport(CCableReactiveOpenSSL)
+#if os(Linux) && canImport(CCableReactiveOpenSSL)
     #if canImport(Glibc)
         import Glibc
     #elseif canImport(Musl)

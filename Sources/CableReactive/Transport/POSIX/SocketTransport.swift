@@ -1,4 +1,4 @@
-#if canImport(CCableReactiveOpenSSL)
+#if os(Linux) && canImport(CCableReactiveOpenSSL)
     import Dispatch
 
     #if canImport(FoundationEssentials) && !CABLE_FULL_FOUNDATION

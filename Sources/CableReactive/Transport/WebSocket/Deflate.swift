@@ -1,4 +1,4 @@
-#if canImport(CCableReactiveZlib)
+#if os(Linux) && canImport(CCableReactiveZlib)
     import CCableReactiveZlib
 
     /// The permessage-deflate codec of one connection (RFC 7692): raw DEFLATE with a 32 KiB window,

@@ -1,4 +1,4 @@
-#if canImport(CCableReactiveZlib)
+#if os(Linux) && canImport(CCableReactiveZlib)
     /// The RFC 6455 state of one open connection, without any I/O: bytes in, events and bytes out.
     ///
     /// It decodes frames, reassembles and validates messages, answers pings, runs the close handshake
