@@ -143,8 +143,8 @@
     final class URLSessionConnection: NSObject, WebSocketConnection, URLSessionWebSocketDelegate, @unchecked Sendable {
         private struct State {
             var isOpen = false
-            var isClosed = false
-            var closeRequest: (code: WebSocketCloseCode, reason: String)?
+            /// The app's close and which of the task's end reports is delivered (shared code, tested on Linux).
+            var end = URLSessionEndRace()
             var handler: (@Sendable (WebSocketEvent) -> Void)?
             /// Text bytes handed to the task whose send has not completed.
             var unsentBytes = 0
@@ -180,7 +180,7 @@
         func send(text: String) -> Bool {
             let count = text.utf8.count
             let admitted = state.withLock { state -> Bool in
-                guard state.isOpen, !state.isClosed, state.closeRequest == nil,
+                guard state.isOpen, !state.end.hasEnded, state.end.closeRequest == nil,
                     count <= maxPendingSendBytes - state.unsentBytes
                 else { return false }
                 state.unsentBytes += count
@@ -196,8 +196,7 @@
 
         func close(code: WebSocketCloseCode, reason: String) {
             let wasOpen: Bool? = state.withLock { state in
-                guard !state.isClosed, state.closeRequest == nil else { return nil }
-                state.closeRequest = (code, reason)
+                guard state.end.requestClose(code: code, reason: reason) else { return nil }
                 return state.isOpen
             }
             guard let wasOpen, let task else { return }
@@ -206,7 +205,7 @@
                 task.cancel(with: closeCode, reason: Data(reason.utf8.prefix(123)))
             } else {
                 task.cancel()
-                queue.addOperation { [self] in finish(.closed(code: code, reason: reason)) }
+                queue.addOperation { [self] in finish(.cancelledBeforeOpen) }
             }
         }
 
@@ -218,7 +217,7 @@
             didOpenWithProtocol protocol: String?
         ) {
             let handler = state.withLock { state -> (@Sendable (WebSocketEvent) -> Void)? in
-                guard !state.isClosed, state.closeRequest == nil else { return nil }
+                guard !state.end.hasEnded, state.end.closeRequest == nil else { return nil }
                 state.isOpen = true
                 return state.handler
             }
@@ -233,16 +232,11 @@
             didCloseWith closeCode: URLSessionWebSocketTask.CloseCode,
             reason: Data?
         ) {
-            if let request = state.withLock({ $0.closeRequest }) {
-                finish(.closed(code: request.code, reason: request.reason))  // we closed first: report ours
-                return
-            }
-            let code = WebSocketCloseCode(rawValue: UInt16(clamping: closeCode.rawValue))
-            finish(.closed(code: code, reason: reason.map { String(decoding: $0, as: UTF8.self) } ?? ""))
+            finish(.closeFrameReceived(code: closeCode.rawValue, reason: reason.map { Array($0) }))
         }
 
         func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: Error?) {
-            finish(closeInfo(for: error, task: task))
+            finish(.completed(end(of: task, error: error)))
         }
 
         #if canImport(Security)
@@ -300,30 +294,28 @@
             task.receive { [self] result in
                 switch result {
                 case .success(.string(let text)):
-                    let handler = state.withLock { $0.isClosed ? nil : $0.handler }
+                    let handler = state.withLock { $0.handler }  // nil once the end is delivered
                     handler?(.text(text))
                     receiveNext(task)
                 case .success:
                     // Binary (or a future message kind): this protocol is text-only, as in SocketTransport.
                     task.cancel(with: .unsupportedData, reason: nil)
-                    finish(.failed(WebSocketError(.protocolViolation(closeCode: .unsupportedData))))
+                    finish(.unsupportedMessageReceived)
                 case .failure(let error):
-                    finish(closeInfo(for: error, task: task))
+                    // Settles the end only if the task already has its close code: on a server close this can
+                    // come before didCloseWith (see URLSessionEndRace), which then reports the close.
+                    finish(.receiveFailed(end(of: task, error: error)))
                 }
             }
         }
 
-        /// How the task ended: our own close, else what ``URLSessionTaskEnd`` (shared code, tested on Linux)
-        /// makes of the task's close code, its HTTP response and the error.
+        /// What the task holds now, and the error it reported, as plain values for ``URLSessionEndRace``.
         ///
         /// `task.response` is the upgrade's HTTP response: URLSession sets it when the response's head arrives,
         /// before it fails a task whose status is not 101, and does not change it afterwards. So when the error
         /// (`badServerResponse`) is reported, the status that caused it can be read; it is nil only when no
         /// response arrived at all (the connection or TLS failed), and then the error alone is classified.
-        private func closeInfo(for error: Error?, task: URLSessionTask) -> WebSocketCloseInfo {
-            if let request = state.withLock({ $0.closeRequest }) {
-                return .closed(code: request.code, reason: request.reason)
-            }
+        private func end(of task: URLSessionTask, error: Error?) -> URLSessionTaskEnd {
             var end = URLSessionTaskEnd(
                 httpStatus: (task.response as? HTTPURLResponse)?.statusCode,
                 refusedTrust: state.withLock { $0.refusedTrust })
@@ -335,18 +327,18 @@
                 end.errorDomain = error.domain
                 end.errorCode = error.code
             }
-            return end.closeInfo
+            return end
         }
 
-        /// Delivers `.closed` once, then releases the handler and the session (which holds us).
-        private func finish(_ info: WebSocketCloseInfo) {
-            let handler = state.withLock { state -> (@Sendable (WebSocketEvent) -> Void)? in
-                guard !state.isClosed else { return nil }
-                state.isClosed = true
-                defer { state.handler = nil }
-                return state.handler
+        /// Hands `report` to the race; when it settles the end, delivers `.closed` (once), then releases the
+        /// handler and the session (which holds us).
+        private func finish(_ report: URLSessionEndRace.Report) {
+            let delivery = state.withLock { state -> (WebSocketCloseInfo, @Sendable (WebSocketEvent) -> Void)? in
+                guard let info = state.end.settle(report), let handler = state.handler else { return nil }
+                state.handler = nil
+                return (info, handler)
             }
-            guard let handler else { return }
+            guard let (info, handler) = delivery else { return }
             handler(.closed(info))
             session?.invalidateAndCancel()
         }
