@@ -131,4 +131,24 @@ struct ClosePayloadTests {
         #expect(encoded.count == 2 + 122)
         #expect(ClosePayload(code: nil, reason: "ignored").encoded.isEmpty)
     }
+
+    @Test(
+        "a close we send keeps a code that may be sent and turns any other into 1000",
+        arguments: [
+            (1000, 1000), (1001, 1001), (1003, 1003), (1011, 1011), (3000, 3000), (4001, 4001), (4999, 4999),
+            (0, 1000), (1004, 1000), (1005, 1000), (1006, 1000), (1015, 1000), (2000, 1000), (5000, 1000),
+        ] as [(UInt16, UInt16)])
+    func sendingCode(code: UInt16, sent: UInt16) {
+        let payload = ClosePayload(sending: code, reason: "bye")
+        #expect(payload == ClosePayload(code: sent, reason: "bye"))
+        #expect(payload.encoded == [UInt8(sent >> 8), UInt8(sent & 0xFF)] + Array("bye".utf8))
+    }
+
+    @Test("the reason sent alone (URLSession's cancel(with:reason:)) is the encoded payload without its code")
+    func encodedReason() {
+        let reason = String(repeating: "a", count: 121) + "éé"
+        let payload = ClosePayload(code: 1000, reason: reason)
+        #expect(payload.encodedReason == Array((String(repeating: "a", count: 121) + "é").utf8))
+        #expect(Array(payload.encoded.dropFirst(2)) == payload.encodedReason)
+    }
 }

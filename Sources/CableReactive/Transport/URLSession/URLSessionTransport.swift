@@ -201,8 +201,11 @@
             }
             guard let wasOpen, let task else { return }
             if wasOpen {
-                let closeCode = URLSessionWebSocketTask.CloseCode(rawValue: Int(code.rawValue)) ?? .normalClosure
-                task.cancel(with: closeCode, reason: Data(reason.utf8.prefix(123)))
+                // Codes that may not be sent become 1000, the reason is cut on a character boundary, as on Linux.
+                let payload = ClosePayload(sending: code.rawValue, reason: reason)
+                let wire = Int(payload.code ?? WebSocketCloseCode.normalClosure.rawValue)
+                let closeCode = URLSessionWebSocketTask.CloseCode(rawValue: wire) ?? .normalClosure
+                task.cancel(with: closeCode, reason: Data(payload.encodedReason))
             } else {
                 task.cancel()
                 queue.addOperation { [self] in finish(.cancelledBeforeOpen) }

@@ -9,6 +9,14 @@ package struct ClosePayload: Equatable, Sendable {
         self.reason = reason
     }
 
+    /// The payload of a close we send: `code` if it may appear in a close frame (``isSendable(_:)``), else 1000,
+    /// since 1005, 1006 and 1015 are local-only and unassigned codes are invalid on the wire. Both transports use
+    /// it: URLSession's `CloseCode(rawValue:)` accepts any number on Apple platforms, so it would send them as is. (A
+    /// raw code, not a `WebSocketCloseCode`: the frame sources build on their own, for the fuzzer.)
+    package init(sending code: UInt16, reason: String) {
+        self.init(code: Self.isSendable(code) ? code : 1000, reason: reason)
+    }
+
     /// Decodes a close frame's payload sent by the peer.
     ///
     /// - Throws: ``FrameError/protocolError(_:)`` for a 1-byte body or a code that may not appear on
@@ -39,17 +47,20 @@ package struct ClosePayload: Equatable, Sendable {
         }
     }
 
-    /// The payload bytes: the big-endian code followed by the reason, cut to 123 bytes on a
-    /// character boundary so the frame stays within the 125-byte control-frame limit.
+    /// The payload bytes: the big-endian code followed by ``encodedReason``; empty without a code.
     package var encoded: [UInt8] {
         guard let code else { return [] }
-        var bytes: [UInt8] = [UInt8(code >> 8), UInt8(code & 0xFF)]
-        var reasonBytes = 0
+        return [UInt8(code >> 8), UInt8(code & 0xFF)] + encodedReason
+    }
+
+    /// The reason's UTF-8 bytes, cut to 123 on a character boundary so that the frame stays within the 125-byte
+    /// control-frame limit.
+    package var encodedReason: [UInt8] {
+        var bytes: [UInt8] = []
         for character in reason {
             let utf8 = character.utf8
-            if reasonBytes + utf8.count > 123 { break }
+            if bytes.count + utf8.count > 123 { break }
             bytes.append(contentsOf: utf8)
-            reasonBytes += utf8.count
         }
         return bytes
     }

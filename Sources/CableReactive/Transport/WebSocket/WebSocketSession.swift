@@ -134,8 +134,7 @@
         /// and unassigned ones) are replaced by 1000.
         package mutating func close(code: WebSocketCloseCode, reason: String, output: inout [UInt8]) {
             guard isOpen else { return }
-            let wireCode = ClosePayload.isSendable(code.rawValue) ? code.rawValue : 1000
-            let payload = ClosePayload(code: wireCode, reason: reason)
+            let payload = ClosePayload(sending: code.rawValue, reason: reason)
             encode(.close, payload.encoded, into: &output)
             phase = .closeSent(payload)
         }
