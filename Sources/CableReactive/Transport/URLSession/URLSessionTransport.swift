@@ -17,7 +17,8 @@
     /// Each connection has its own `URLSession`, made from a copy of ``init(configuration:tlsCAFilePath:tlsPins:maximumMessageSize:maxPendingSendBytes:)``'s
     /// configuration, whose delegate queue is serial: the handler receives events one at a time, in order, on
     /// that queue's thread (never the main thread). Subprotocols are offered in the `Sec-WebSocket-Protocol`
-    /// request header.
+    /// request header; the one reported as opened is the delegate's, or else the response's header, and only ever
+    /// one that was offered (`URLSessionSubprotocol`).
     ///
     /// **Isolation from the app's other requests.** The default configuration is `.ephemeral`: no cookies,
     /// caches or credentials are shared with `URLSession.shared` or kept after the connection. Pass your own
@@ -90,8 +91,8 @@
                 request.setValue(protocols.joined(separator: ", "), forHTTPHeaderField: "Sec-WebSocket-Protocol")
             }
             let connection = URLSessionConnection(
-                maxPendingSendBytes: maxPendingSendBytes, trust: TrustOptions(caFile: tlsCAFilePath, pins: tlsPins),
-                handler: handler)
+                offering: protocols, maxPendingSendBytes: maxPendingSendBytes,
+                trust: TrustOptions(caFile: tlsCAFilePath, pins: tlsPins), handler: handler)
             connection.start(
                 request: request, configuration: configuration.make(), maximumMessageSize: maximumMessageSize)
             return connection
@@ -153,14 +154,20 @@
         }
 
         private let state: Locked<State>
+        /// The subprotocols offered in the request, the only ones the connection may report as opened.
+        private let offeredProtocols: [String]
         private let maxPendingSendBytes: Int
         private let trust: TrustOptions
         private let queue: OperationQueue
         private var session: URLSession?
         private var task: URLSessionWebSocketTask?
 
-        init(maxPendingSendBytes: Int, trust: TrustOptions, handler: @escaping @Sendable (WebSocketEvent) -> Void) {
+        init(
+            offering protocols: [String], maxPendingSendBytes: Int, trust: TrustOptions,
+            handler: @escaping @Sendable (WebSocketEvent) -> Void
+        ) {
             state = Locked(State(handler: handler))
+            offeredProtocols = protocols
             self.maxPendingSendBytes = maxPendingSendBytes
             self.trust = trust
             queue = OperationQueue()
@@ -225,8 +232,20 @@
                 return state.handler
             }
             guard let handler else { return }
-            handler(.opened(protocol: `protocol`))
+            // Nil for a protocol offered by header (as ours are) falls back to the response's header.
+            let chosen = URLSessionSubprotocol.chosen(
+                reported: `protocol`, responseHeaders: Self.headers(of: webSocketTask.response),
+                offered: offeredProtocols)
+            handler(.opened(protocol: chosen))
             receiveNext(webSocketTask)
+        }
+
+        /// The header fields of the upgrade's HTTP response, if it is one, with their names as URLSession gives them.
+        private static func headers(of response: URLResponse?) -> [String: String] {
+            guard let response = response as? HTTPURLResponse else { return [:] }
+            var headers: [String: String] = [:]
+            for case (let name as String, let value as String) in response.allHeaderFields { headers[name] = value }
+            return headers
         }
 
         func urlSession(
