@@ -26,6 +26,12 @@
     /// your own cannot be passed: before iOS 15 a WebSocket task reports its events to its session's delegate
     /// only, and that delegate must be this transport's.
     ///
+    /// **No background configuration.** A background session (`URLSessionConfiguration.background(withIdentifier:)`)
+    /// does not support WebSocket tasks (Apple DTS's table of task types per session type, forums thread 746759), so
+    /// such a configuration is refused when the transport is made (a precondition: it is a programming error, found on
+    /// the first run). In the background, the system suspends the app, and the connection with it, unless a
+    /// background mode keeps the app running.
+    ///
     /// **One set of timers.** The client's welcome deadline and stale watchdog decide when an attempt or a
     /// connection is dead, so the copy's request and resource timeouts are set beyond any session's life, and
     /// `waitsForConnectivity` is off: an attempt made offline fails at once and the client's backoff retries it.
@@ -64,7 +70,8 @@
         ///
         /// - Parameter configuration: the configuration each connection's session is made from (copied now,
         ///   and again for every connection; its timeouts and `waitsForConnectivity` are overridden, see the
-        ///   type's discussion). Default `.ephemeral`.
+        ///   type's discussion). Default `.ephemeral`. A background configuration (one with an `identifier`) is
+        ///   API misuse and stops the app with a precondition failure.
         public init(
             configuration: URLSessionConfiguration = .ephemeral,
             tlsCAFilePath: String? = nil,
@@ -72,6 +79,10 @@
             maximumMessageSize: Int = 1 << 20,
             maxPendingSendBytes: Int = 8 << 20
         ) {
+            precondition(
+                configuration.identifier == nil,
+                "API misuse: URLSessionTransport needs a foreground URLSessionConfiguration; a background session "
+                    + "runs no WebSocket task")
             self.configuration = ConfigurationTemplate(configuration)
             self.tlsCAFilePath = tlsCAFilePath
             self.tlsPins = tlsPins
