@@ -71,7 +71,7 @@ public struct CableLogger: Sendable {
     public static let platform = CableLogger(minimumLevel: .info) { level, line in
         #if canImport(os)
             if #available(iOS 14, macOS 11, tvOS 14, watchOS 7, *) {
-                let logger = Logger(subsystem: "CableReactive", category: "cable")
+                let logger = PlatformLogger.cable
                 switch level {
                 case .debug: logger.debug("\(line, privacy: .public)")
                 case .info: logger.info("\(line, privacy: .public)")
@@ -93,6 +93,14 @@ public struct CableLogger: Sendable {
         sink(level, line)
     }
 }
+
+#if canImport(os)
+    /// The `os.Logger` of ``CableLogger/platform``: made once for the process, not once per line.
+    @available(iOS 14, macOS 11, tvOS 14, watchOS 7, *)
+    private enum PlatformLogger {
+        static let cable = Logger(subsystem: "CableReactive", category: "cable")
+    }
+#endif
 
 /// The process-wide logger of every ``ActionCableClient``. Silent until the app sets it.
 public enum CableLog {
