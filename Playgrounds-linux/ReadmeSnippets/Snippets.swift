@@ -219,6 +219,29 @@ func historySinceExample(client: ActionCableClient, lastSeen: Date) throws -> Ch
     return room
 }
 
+/// The gate from what the platform knows (the network monitor, the app's lifecycle) and the app's own login.
+func platformGateExample(url: URL) throws -> (ActionCableClient, MutableStateValue<Bool>) {
+    // snippet:start platform-gate
+    let loggedIn = MutableStateValue(false)
+    let canConnect = combineLatest(loggedIn, CablePlatform.networkAvailable, CablePlatform.appInForeground)
+        .map { $0 && $1 && $2 }
+
+    let client = try ActionCableClient(url: url, canConnect: canConnect)
+    client.connect()  // connects once logged in, online and in the foreground; disconnects when any turns false
+    // snippet:end
+    return (client, loggedIn)
+}
+
+/// A network input that refuses Low Data Mode and cellular.
+func unmeteredGateExample(url: URL, loggedIn: MutableStateValue<Bool>) throws -> ActionCableClient {
+    // snippet:start platform-gate-unmetered
+    // Wi-Fi or Ethernet only: not in Low Data Mode, not on cellular or a personal hotspot.
+    let unmetered = CablePlatform.networkAvailable(NetworkUsability(allowsConstrained: false, allowsExpensive: false))
+    let canConnect = combineLatest(loggedIn, unmetered, CablePlatform.appInForeground).map { $0 && $1 && $2 }
+    // snippet:end
+    return try ActionCableClient(url: url, canConnect: canConnect)
+}
+
 #if canImport(SwiftUI) && canImport(Combine)
     import Combine
     import SwiftUI

@@ -29,7 +29,7 @@ package struct NetworkPathSnapshot: Sendable, Hashable {
     }
 }
 
-/// Which network paths `CablePlatform.networkAvailable(_:)` counts as usable.
+/// Which network paths ``CablePlatform/networkAvailable(_:)`` counts as usable.
 ///
 /// A path is usable when the system reports it satisfied: a route exists, so a connection can be tried. A path
 /// that could only be brought up by a connection (`requiresConnection`, such as a VPN on demand) is not, and

@@ -1,0 +1,70 @@
+// Apple platforms only: UIKit's and AppKit's application notifications. What they mean (ForegroundRule) is shared
+// code, tested on Linux; these adapters only turn notifications into LifecycleEvents.
+//
+// The notification names and the application's state belong to the main actor, so both adapters add their
+// observers and read the state in a main-actor task, never from the thread that first read the input. The
+// observers then run on the main thread, where the system posts these notifications.
+#if canImport(UIKit) && (os(iOS) || os(tvOS) || os(visionOS))
+    import Foundation
+    import UIKit
+
+    /// UIKit's application notifications behind ``LifecycleSource`` (iOS, iPadOS, tvOS, visionOS, Mac Catalyst).
+    ///
+    /// Its observers stay registered for the life of the process: ``CablePlatform`` starts one source, once.
+    /// Unavailable in app extensions: `UIApplication.shared` is.
+    @available(iOSApplicationExtension, unavailable)
+    @available(tvOSApplicationExtension, unavailable)
+    @available(visionOSApplicationExtension, unavailable)
+    @available(macCatalystApplicationExtension, unavailable)
+    struct UIApplicationLifecycleSource: LifecycleSource {
+        func start(reporting report: @escaping @Sendable (LifecycleEvent) -> Void) {
+            // At the main queue's next turn, UIApplicationMain has made the application, so `shared` exists.
+            Task { @MainActor in
+                let events: [(NSNotification.Name, LifecycleEvent)] = [
+                    (UIApplication.didEnterBackgroundNotification, .enteredBackground),
+                    (UIApplication.willEnterForegroundNotification, .enteringForeground),
+                    (UIApplication.didBecomeActiveNotification, .becameActive),
+                    (UIApplication.willResignActiveNotification, .resigningActive),
+                ]
+                for (name, event) in events {
+                    _ = NotificationCenter.default.addObserver(forName: name, object: nil, queue: nil) { _ in
+                        report(event)
+                    }
+                }
+                // After the observers: a change from here on is reported, one from before is in the state read.
+                report(.stateRead(Self.state(UIApplication.shared.applicationState)))
+            }
+        }
+
+        /// Compared with `==`, not switched over: a state added in a later SDK counts as in the foreground.
+        private static func state(_ state: UIApplication.State) -> ApplicationState {
+            if state == .background { return .background }
+            return state == .inactive ? .inactive : .active
+        }
+    }
+#elseif canImport(AppKit) && os(macOS)
+    import AppKit
+    import Foundation
+
+    /// AppKit's hide and unhide notifications behind ``LifecycleSource`` (macOS): a Mac app counts as in the
+    /// foreground unless it is hidden.
+    ///
+    /// Its observers stay registered for the life of the process: ``CablePlatform`` starts one source, once. In a
+    /// process that is not an AppKit application (`NSApp` is nil: a command-line tool), nothing is ever hidden.
+    struct NSApplicationLifecycleSource: LifecycleSource {
+        func start(reporting report: @escaping @Sendable (LifecycleEvent) -> Void) {
+            Task { @MainActor in
+                let events: [(NSNotification.Name, LifecycleEvent)] = [
+                    (NSApplication.didHideNotification, .hidden),
+                    (NSApplication.didUnhideNotification, .unhidden),
+                ]
+                for (name, event) in events {
+                    _ = NotificationCenter.default.addObserver(forName: name, object: nil, queue: nil) { _ in
+                        report(event)
+                    }
+                }
+                if let app = NSApp, app.isHidden { report(.hidden) }
+            }
+        }
+    }
+#endif
