@@ -1,7 +1,7 @@
-// Apple platforms only: UIKit's and AppKit's application notifications. What they mean (ForegroundRule) is shared
+// Apple platforms only: UIKit's application notifications. What they mean (ForegroundRule) is shared
 // code, tested on Linux; these adapters only turn notifications into LifecycleEvents.
 //
-// The notification names and the application's state belong to the main actor, so both adapters add their
+// The notification names and the application's state belong to the main actor, so the adapter adds its
 // observers and read the state in a main-actor task, never from the thread that first read the input. The
 // observers then run on the main thread, where the system posts these notifications.
 #if canImport(UIKit) && (os(iOS) || os(tvOS) || os(visionOS))
@@ -40,31 +40,6 @@
         private static func state(_ state: UIApplication.State) -> ApplicationState {
             if state == .background { return .background }
             return state == .inactive ? .inactive : .active
-        }
-    }
-#elseif canImport(AppKit) && os(macOS)
-    import AppKit
-    import Foundation
-
-    /// AppKit's hide and unhide notifications behind ``LifecycleSource`` (macOS): a Mac app counts as in the
-    /// foreground unless it is hidden.
-    ///
-    /// Its observers stay registered for the life of the process: ``CablePlatform`` starts one source, once. In a
-    /// process that is not an AppKit application (`NSApp` is nil: a command-line tool), nothing is ever hidden.
-    struct NSApplicationLifecycleSource: LifecycleSource {
-        func start(reporting report: @escaping @Sendable (LifecycleEvent) -> Void) {
-            Task { @MainActor in
-                let events: [(NSNotification.Name, LifecycleEvent)] = [
-                    (NSApplication.didHideNotification, .hidden),
-                    (NSApplication.didUnhideNotification, .unhidden),
-                ]
-                for (name, event) in events {
-                    _ = NotificationCenter.default.addObserver(forName: name, object: nil, queue: nil) { _ in
-                        report(event)
-                    }
-                }
-                if let app = NSApp, app.isHidden { report(.hidden) }
-            }
         }
     }
 #endif

@@ -55,7 +55,8 @@ public enum CablePlatform {
     ///   `true` from `willEnterForeground` on; inactive still counts (Control Center, Notification Center, an
     ///   incoming call, the app switcher), since the app is on screen and back in a moment. Not available in app
     ///   extensions, which have no application lifecycle to observe.
-    /// - macOS (AppKit's): `true` unless the app is hidden (⌘H); a Mac app keeps running behind other windows.
+    /// - macOS: always `true`. A Mac app keeps running, and may keep its connection, behind other windows and when
+    ///   hidden; and a command-line tool or server using the library should not load AppKit to find out.
     /// - watchOS: always `true`. Whether a watch app is frontmost says nothing about whether it may keep a
     ///   WebSocket (TN3135: only while it streams audio or is in a CallKit call); gate on those conditions instead.
     /// - Linux: always `true`.
@@ -93,8 +94,6 @@ private enum Foreground {
     private static func lifecycleSource() -> any LifecycleSource {
         #if os(iOS) || os(tvOS) || os(visionOS)
             UIApplicationLifecycleSource()
-        #elseif os(macOS)
-            NSApplicationLifecycleSource()
         #else
             NeverReportingSource()
         #endif

@@ -23,10 +23,6 @@ package enum LifecycleEvent: Sendable, Hashable {
     case becameActive
     /// `UIApplication.willResignActiveNotification`.
     case resigningActive
-    /// `NSApplication.didHideNotification` (macOS).
-    case hidden
-    /// `NSApplication.didUnhideNotification` (macOS).
-    case unhidden
     /// The app's state, read once the observers are in place, so that events from before they were are not missed.
     case stateRead(ApplicationState)
 }
@@ -36,8 +32,6 @@ package enum LifecycleEvent: Sendable, Hashable {
 /// - In the background it does not: the system is about to suspend the app, and the connection with it.
 /// - Inactive still counts (Control Center, Notification Center, an incoming call, the app switcher): the app is on
 ///   screen and comes back in a moment, so dropping the connection would only make a reconnect.
-/// - On macOS an app counts as in the foreground unless it is hidden: a Mac app keeps running behind other windows,
-///   and is only out of sight when hidden (⌘H).
 /// - Before the app's state is known, it counts as in the foreground (``initial``), so that a first connect is not
 ///   held back; an app launched in the background turns it false as soon as its state is read.
 package enum ForegroundRule {
@@ -47,8 +41,8 @@ package enum ForegroundRule {
     /// The value after `event`, from the value before it.
     package static func isForeground(after event: LifecycleEvent, wasForeground: Bool) -> Bool {
         switch event {
-        case .enteredBackground, .hidden: false
-        case .enteringForeground, .becameActive, .unhidden: true
+        case .enteredBackground: false
+        case .enteringForeground, .becameActive: true
         case .resigningActive: wasForeground
         case .stateRead(let state): state != .background
         }

@@ -8,7 +8,7 @@ package protocol NetworkPathSource: Sendable {
     func start(reporting report: @escaping @Sendable (NetworkPathSnapshot) -> Void)
 }
 
-/// Reports the app's lifecycle: UIKit's or AppKit's application notifications, a fake in tests.
+/// Reports the app's lifecycle: UIKit's application notifications, a fake in tests.
 package protocol LifecycleSource: Sendable {
     /// Starts observing, once; `report` then receives each event, one call at a time, on any one thread.
     func start(reporting report: @escaping @Sendable (LifecycleEvent) -> Void)

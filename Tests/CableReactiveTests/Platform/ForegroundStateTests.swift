@@ -7,11 +7,11 @@ import Testing
 @Suite("ForegroundState")
 struct ForegroundStateTests {
     @Test(
-        "background and hidden are not the foreground; coming back and becoming active are; resigning changes nothing",
+        "the background is not the foreground; coming back and becoming active are; resigning changes nothing",
         arguments: [
             (LifecycleEvent.enteredBackground, false, false), (.enteredBackground, true, false),
-            (.hidden, true, false), (.enteringForeground, false, true), (.becameActive, false, true),
-            (.unhidden, false, true), (.resigningActive, true, true), (.resigningActive, false, false),
+            (.enteringForeground, false, true), (.becameActive, false, true),
+            (.resigningActive, true, true), (.resigningActive, false, false),
             (.stateRead(.background), true, false), (.stateRead(.inactive), false, true),
             (.stateRead(.active), false, true),
         ])
@@ -50,15 +50,5 @@ struct ForegroundStateTests {
         ]
         for event in events { source.report(event) }
         #expect(seen.recorded == [true, false, true])
-    }
-
-    @Test("on macOS, hiding the app is leaving the foreground")
-    func macOSHide() {
-        let source = FakeLifecycleSource()
-        let foreground = ForegroundState(source: source)
-        let seen = ValueRecorder(foreground.value)
-        for event: LifecycleEvent in [.hidden, .unhidden, .hidden] { source.report(event) }
-        #expect(seen.recorded == [true, false, true, false])
-        #expect(!foreground.value.value)
     }
 }
