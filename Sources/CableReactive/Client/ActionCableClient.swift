@@ -180,7 +180,8 @@ public final class ActionCableClient: Sendable {
             // Closed: an ended handle with a context of its own, which leads to no engine.
             let sink = HandleSink(id: 0, bufferSize: 1, state: .unsubscribed)
             sink.messages.finish()
-            let context = SubscriptionContext(bufferSize: 1, log: engine.log, callbacks: engine.callbacks)
+            let context = SubscriptionContext(
+                bufferSize: 1, log: engine.log, callbacks: engine.callbacks, coders: engine.subscriptions.coders)
             let box = SubscriptionBox(serial: 0, identifier: identifier, context: context, sinks: [sink])
             return ChannelSubscription(lease: SubscriptionLease(box: box, sinkID: sink.id), sink: sink)
         }
@@ -194,19 +195,32 @@ public final class ActionCableClient: Sendable {
     /// let room = try client.subscribe(["channel": "RoomChannel", "room_id": roomID])
     /// ```
     ///
-    /// Each value is encoded to JSON on its own (`JSONEncoder`), so the identifier is the one the literal form
-    /// `["channel": "RoomChannel", "room_id": 42]` gives.
+    /// Each value is encoded to JSON on its own, with the client's coders (``CableOptions/coding``), so the
+    /// identifier is the one the literal form `["channel": "RoomChannel", "room_id": 42]` gives, and a `Date`
+    /// goes out as ISO 8601 (`"2026-12-02T00:52:17.123Z"`) by default. A `nil` Optional value is sent as
+    /// `null`.
     ///
     /// - Throws: ``CableError`` `missingChannel`, or `unencodableData` when a value does not encode.
     public func subscribe(_ params: [String: any Encodable & Sendable]) throws(CableError) -> ChannelSubscription {
-        try subscribe(JSONValue.object(JSONValue.encodingEach(params)))
+        try subscribe(JSONValue.object(JSONValue.encodingEach(params, encoder: engine.subscriptions.coders.encoder)))
     }
 
-    /// Subscribes with `Encodable` params; see ``subscribe(_:)-(JSONValue)``.
+    /// Subscribes with `Encodable` params, encoded with the client's coders (``CableOptions/coding``: ISO 8601
+    /// dates by default); see ``subscribe(_:)-(JSONValue)``. The identifier is their JSON, compact with sorted
+    /// keys, whatever order the type encodes them in.
+    ///
+    /// ```swift
+    /// struct Room: Encodable { let channel = "RoomChannel"; let roomID: Int; let since: Date }
+    /// let room = try client.subscribe(Room(roomID: 42, since: Date(timeIntervalSince1970: 0)))
+    /// print(room.identifier)
+    /// // Prints: {"channel":"RoomChannel","roomID":42,"since":"1970-01-01T00:00:00.000Z"}
+    /// ```
+    ///
+    /// - Throws: ``CableError`` `missingChannel`, or `unencodableData` when `params` does not encode.
     public func subscribe(_ params: some Encodable) throws(CableError) -> ChannelSubscription {
         let value: JSONValue
         do {
-            value = try JSONValue(encoding: params)
+            value = try JSONValue(encoding: params, encoder: engine.subscriptions.coders.encoder)
         } catch {
             throw CableError.unencodableData()
         }

@@ -16,11 +16,13 @@
 /// | ``subscribeRetryDelays`` | 5, 10, 20, 30 s | when an unanswered subscribe is sent again (the last step repeats) |
 /// | ``logLabel`` | `nil` | a name for this client in its log lines (`client=…`) |
 /// | ``wireProtocol`` | ``CableWireProtocol/actionCable`` | the protocol offered; ``CableWireProtocol/anyCableExtended`` for AnyCable's session recovery |
+/// | ``coding`` | ISO 8601 dates with milliseconds, keys as declared | how `Codable` params, `perform` data and typed messages are encoded and decoded; see ``CableCoding`` |
 ///
 /// ```swift
 /// var options = CableOptions()
 /// options.staleTimeout = 10
 /// options.maxReconnectAttempts = 5
+/// options.coding.keys = .snakeCase
 /// ```
 public struct CableOptions: Sendable, Hashable {
     /// Seconds allowed for the welcome after an attempt starts, and the longest silence after the welcome.
@@ -46,6 +48,10 @@ public struct CableOptions: Sendable, Hashable {
     /// The wire protocol offered: plain Action Cable (the default), or AnyCable's extended protocol, which
     /// restores the session and its subscriptions after a reconnect; see ``CableWireProtocol``.
     public var wireProtocol: CableWireProtocol = .actionCable
+    /// How the client encodes `Encodable` params and `perform` data and decodes typed messages: ISO 8601 dates
+    /// with milliseconds (`2026-12-02T00:52:17.123Z`, as Rails writes them) and keys as your types declare
+    /// them, unless you change it; see ``CableCoding``. A call's own `encoder:` or `decoder:` replaces it.
+    public var coding = CableCoding()
 
     /// The default options: the table in the type's documentation.
     public init() {}

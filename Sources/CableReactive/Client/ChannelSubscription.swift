@@ -65,20 +65,22 @@ public final class ChannelSubscription: Sendable {
     ///
     /// ```swift
     /// struct Chat: Decodable, Sendable { let user: String; let text: String; let sentAt: Date }
-    /// let decoder = JSONDecoder()
-    /// decoder.keyDecodingStrategy = .convertFromSnakeCase  // Rails sends sent_at
-    /// decoder.dateDecodingStrategy = .iso8601
-    /// for await chat in room.messages(as: Chat.self, decoder: decoder) { print(chat.user, chat.text) }
+    /// // {"user":"ada","text":"hi","sentAt":"2026-12-02T00:52:17.123Z"}: the client's ISO 8601 dates
+    /// for await chat in room.messages(as: Chat.self) { print(chat.user, chat.text) }
+    ///
+    /// let snakeCase = CableCoding(keys: .snakeCase).makeDecoder()  // for a channel that sends sent_at
+    /// for await chat in room.messages(as: Chat.self, decoder: snakeCase) { print(chat.sentAt) }
     /// ```
     ///
     /// - Parameters:
     ///   - type: the type of each message.
-    ///   - decoder: the decoder to use, with its strategies; a default `JSONDecoder` if omitted. It is used
-    ///     from the consumers' threads: do not change it afterwards.
+    ///   - decoder: the decoder to use, with its strategies; `nil` (the default) for the client's, made from
+    ///     ``CableOptions/coding``. It is used from the consumers' threads: do not change it afterwards.
     public func messages<T: Decodable & Sendable>(
-        as type: T.Type, decoder: JSONDecoder = JSONDecoder()
+        as type: T.Type, decoder: JSONDecoder? = nil
     ) -> CableMessages<T> {
         let lease = lease
+        let decoder = decoder ?? lease.coders.decoder
         return CableMessages(storage: messages.storage, lease: lease) { message in
             do {
                 return try message.decode(T.self, decoder: decoder)
@@ -123,29 +125,39 @@ public final class ChannelSubscription: Sendable {
     /// room.perform("speak", ["body": body, "count": n])
     /// ```
     ///
-    /// Each value is encoded to JSON on its own (`JSONEncoder`), so the frame is the one the literal form gives.
+    /// Each value is encoded to JSON on its own, with the client's coders (``CableOptions/coding``), so the
+    /// frame is the one the literal form gives, and a `Date` goes out as ISO 8601 by default
+    /// (`["at": date]` sends `{"action":"…","at":"2026-12-02T00:52:17.123Z"}`). A `nil` Optional value is sent
+    /// as `null`.
     ///
     /// - Returns: `false` also when a value does not encode.
     @discardableResult
     public func perform(_ action: String, _ data: [String: any Encodable & Sendable]) -> Bool {
-        guard let object = try? JSONValue.encodingEach(data) else { return false }
+        guard let object = try? JSONValue.encodingEach(data, encoder: lease.coders.encoder) else { return false }
         return perform(action, .object(object))
     }
 
-    /// Sends `action` with an `Encodable` payload, encoded by `encoder` (a default `JSONEncoder` if omitted);
-    /// see ``perform(_:_:)-(String,JSONValue)``.
+    /// Sends `action` with an `Encodable` payload; see ``perform(_:_:)-(String,JSONValue)``.
     ///
     /// ```swift
-    /// let encoder = JSONEncoder()
-    /// encoder.keyEncodingStrategy = .convertToSnakeCase
-    /// room.perform("speak", Speak(text: "hi", replyTo: 7), encoder: encoder)  // {"text":"hi","reply_to":7}
+    /// struct Speak: Encodable { let text: String; let replyTo: Int?; let sentAt: Date }
+    /// room.perform("speak", Speak(text: "hi", replyTo: nil, sentAt: Date()))
+    /// // data: {"action":"speak","sentAt":"2026-12-02T00:52:17.123Z","text":"hi"}  (a nil Optional is left out)
+    /// room.perform("speak", Speak(text: "hi", replyTo: 7, sentAt: Date()),
+    ///              encoder: CableCoding(keys: .snakeCase).makeEncoder())
+    /// // data: {"action":"speak","reply_to":7,"sent_at":"2026-12-02T00:52:17.123Z","text":"hi"}
     /// ```
     ///
+    /// - Parameters:
+    ///   - action: the channel method to call.
+    ///   - data: the payload; it must encode to a JSON object.
+    ///   - encoder: the encoder to use; `nil` (the default) for the client's, made from ``CableOptions/coding``
+    ///     (ISO 8601 dates with milliseconds, keys as declared).
     /// - Returns: `false` also when `data` does not encode, or encodes to something other than a JSON object
     ///   (logged at WARN, as for ``perform(_:_:)-(String,JSONValue)``).
     @discardableResult
-    public func perform(_ action: String, _ data: some Encodable, encoder: JSONEncoder = JSONEncoder()) -> Bool {
-        guard let value = try? JSONValue(encoding: data, encoder: encoder) else { return false }
+    public func perform(_ action: String, _ data: some Encodable, encoder: JSONEncoder? = nil) -> Bool {
+        guard let value = try? JSONValue(encoding: data, encoder: encoder ?? lease.coders.encoder) else { return false }
         return perform(action, value)
     }
 
@@ -168,6 +180,7 @@ final class SubscriptionLease: Sendable {
     var bufferSize: Int { context.bufferSize }
     var log: LogContext { context.log }
     var callbacks: CallbackExecutor { context.callbacks }
+    var coders: CableCoders { context.coders }
 
     init(box: SubscriptionBox, sinkID: UInt64) {
         identifier = box.identifier
@@ -213,10 +226,13 @@ final class HandleSink: Sendable {
 }
 
 /// What every subscription of one client shares, held once by the client instead of in each handle and box:
-/// the buffer size, the log, the callback queue, and a weak reference to the engine (a handle must not keep
-/// its client alive).
+/// the buffer size, the log, the callback queue, the coders, and a weak reference to the engine (a handle must
+/// not keep its client alive).
 final class SubscriptionContext: Sendable {
     let bufferSize: Int
+    /// The client's encoder and decoder, made from ``CableOptions/coding``: what `perform` and
+    /// `messages(as:)` use when the call passes none.
+    let coders: CableCoders
     /// How many messages a ``DeliveryBatch`` stages for one subscription before handing them over: half the
     /// buffer, so that staging never costs a drop while the consumers keep up.
     let handOverThreshold: Int
@@ -230,8 +246,9 @@ final class SubscriptionContext: Sendable {
     /// The client's engine; nil once it is gone, and for the handles a closed client gives out.
     var engine: ClientEngine? { engineRef.withLock { $0.engine } }
 
-    init(bufferSize: Int, log: LogContext, callbacks: CallbackExecutor) {
+    init(bufferSize: Int, log: LogContext, callbacks: CallbackExecutor, coders: CableCoders = .standard) {
         self.bufferSize = bufferSize
+        self.coders = coders
         handOverThreshold = max(1, bufferSize / 2)
         self.log = log
         self.callbacks = callbacks

@@ -108,7 +108,8 @@ final class ClientEngine: Sendable {
                 registry: SubscriptionRegistry(retryDelays: options.subscribeRetryDelays),
                 random: random
             ))
-        subscriptions = SubscriptionContext(bufferSize: options.messageBufferSize, log: log, callbacks: callbacks)
+        subscriptions = SubscriptionContext(
+            bufferSize: options.messageBufferSize, log: log, callbacks: callbacks, coders: CableCoders(options.coding))
         subscriptions.attach(self)
     }
 

@@ -54,57 +54,62 @@ extension JSONValue: Codable {
 extension JSONValue {
     /// Converts an `Encodable` value to JSON (through `JSONEncoder`).
     ///
-    ///     struct Message: Codable { var body: String; var seq: Int }
-    ///     let value = try JSONValue(encoding: Message(body: "hi", seq: 1))
+    ///     struct Message: Codable { var body: String; var seq: Int; var at: Date }
+    ///     let value = try JSONValue(encoding: Message(body: "hi", seq: 1, at: Date(timeIntervalSince1970: 0)))
     ///     print(value)
-    ///     // Prints: {"body":"hi","seq":1}
+    ///     // Prints: {"at":"1970-01-01T00:00:00.000Z","body":"hi","seq":1}
     ///
-    /// With your own encoder, its strategies apply (snake_case keys and ISO 8601 dates are what Rails apps
-    /// usually expect):
+    /// Without an encoder, the default ``CableCoding`` applies: dates as ISO 8601 with milliseconds, as Rails
+    /// writes them, and keys as declared. With your own encoder, its strategies apply instead:
     ///
-    ///     let encoder = JSONEncoder()
-    ///     encoder.keyEncodingStrategy = .convertToSnakeCase
-    ///     print(try JSONValue(encoding: ["roomID": 7], encoder: encoder))
+    ///     let encoder = CableCoding(keys: .snakeCase).makeEncoder()
+    ///     print(try JSONValue(encoding: Message(body: "hi", seq: 1, at: Date()), encoder: encoder))
     ///
     /// - Parameters:
     ///   - value: anything `Encodable`, including top-level strings and numbers.
-    ///   - encoder: the encoder to use; a default `JSONEncoder` if omitted.
-    /// - Throws: `EncodingError` from the encoder (e.g. for NaN), or ``JSONParseError`` (not expected).
-    public init(encoding value: some Encodable, encoder: JSONEncoder = JSONEncoder()) throws {
-        let data = try encoder.encode(value)
+    ///   - encoder: the encoder to use; `nil` (the default) for `CableCoding().makeEncoder()` (made once and
+    ///     shared).
+    /// - Throws: `EncodingError` from the encoder (e.g. for NaN, or a date outside the years 0000–9999), or
+    ///   ``JSONParseError`` (not expected).
+    public init(encoding value: some Encodable, encoder: JSONEncoder? = nil) throws {
+        let data = try (encoder ?? CableCoders.standard.encoder).encode(value)
         try self.init(parsingUTF8: data)
     }
 
     /// Converts this JSON to a `Decodable` type (through `JSONDecoder`).
     ///
-    ///     struct Message: Codable { var body: String; var seq: Int }
-    ///     let value: JSONValue = ["body": "hi", "seq": 1, "extra": true]
+    ///     struct Message: Codable { var body: String; var at: Date }
+    ///     let value: JSONValue = ["body": "hi", "at": "2026-12-02T00:52:17.123Z", "extra": true]
     ///     let message: Message = try value.decode()
     ///     print(message.body)
     ///     // Prints: hi
     ///
     /// - Parameters:
     ///   - type: the type to decode; usually inferred.
-    ///   - decoder: the decoder to use, with its strategies (snake_case keys, ISO 8601 dates); a default
-    ///     `JSONDecoder` if omitted.
+    ///   - decoder: the decoder to use, with its strategies; `nil` (the default) for
+    ///     `CableCoding().makeDecoder()` (made once and shared): ISO 8601 dates, read liberally (see
+    ///     ``CableCoding/DateStrategy``), and keys as declared.
     /// - Throws: `DecodingError` when the JSON does not match `type`; ``JSONEncodingError`` when this
     ///   value holds a NaN or infinite number.
-    public func decode<T: Decodable>(_ type: T.Type = T.self, decoder: JSONDecoder = JSONDecoder()) throws -> T {
+    public func decode<T: Decodable>(_ type: T.Type = T.self, decoder: JSONDecoder? = nil) throws -> T {
         let text = try jsonText()
-        return try decoder.decode(type, from: Data(text.utf8))
+        return try (decoder ?? CableCoders.standard.decoder).decode(type, from: Data(text.utf8))
     }
 }
 
 extension JSONValue {
-    /// Each value of `members` encoded on its own: what the dictionary forms of `subscribe` and `perform` take.
+    /// Each value of `members` encoded on its own with `encoder`: what the dictionary forms of `subscribe` and
+    /// `perform` take. A ``JSONValue`` member is taken as it is.
     ///
     /// - Throws: ``CableError`` `unencodableData` when a value does not encode.
-    static func encodingEach(_ members: [String: any Encodable & Sendable]) throws(CableError) -> [String: JSONValue] {
+    static func encodingEach(
+        _ members: [String: any Encodable & Sendable], encoder: JSONEncoder
+    ) throws(CableError) -> [String: JSONValue] {
         var object: [String: JSONValue] = [:]
         object.reserveCapacity(members.count)
         for (key, value) in members {
             do {
-                object[key] = try value as? JSONValue ?? JSONValue(encoding: value)
+                object[key] = try value as? JSONValue ?? JSONValue(encoding: value, encoder: encoder)
             } catch {
                 throw CableError.unencodableData()
             }

@@ -24,12 +24,17 @@ struct CodingTests {
         decoder.keyDecodingStrategy = .convertFromSnakeCase
         decoder.dateDecodingStrategy = .iso8601
         var typed = room.messages(as: Line.self, decoder: decoder).makeAsyncIterator()
-        var plain = room.messages(as: Line.self).makeAsyncIterator()  // the default decoder: skips them
+        // The client's decoder (keys as declared, ISO 8601 dates): skips the snake_case message and the date
+        // given as a number, which Foundation's default decoder took as seconds since 2001.
+        let plainView = room.messages(as: Line.self)
+        var plain = plainView.makeAsyncIterator()
         connection.receive(
             ClientHarness.message(room.identifier, #"{"user_name":"ada","sent_at":"2026-12-01T10:00:00Z"}"#))
         connection.receive(ClientHarness.message(room.identifier, #"{"userName":"bob","sentAt":0}"#))
+        connection.receive(
+            ClientHarness.message(room.identifier, #"{"userName":"cy","sentAt":"2026-12-01T10:00:00.500Z"}"#))
         #expect(await typed.next() == Line(userName: "ada", sentAt: Date(timeIntervalSince1970: 1_796_119_200)))
-        #expect(await plain.next() == Line(userName: "bob", sentAt: Date(timeIntervalSinceReferenceDate: 0)))
+        #expect(await plain.next() == Line(userName: "cy", sentAt: Date(timeIntervalSince1970: 1_796_119_200.5)))
     }
 
     @Test("perform(_:_:encoder:) sends what the encoder writes")

@@ -1,0 +1,255 @@
+import CableReactive
+import CableTesting
+import Foundation
+import Signals
+import Testing
+
+@testable import CableReactive
+
+/// The client's coders (`CableOptions.coding`): what a `Date` and the rest look like on the wire.
+@Suite("ActionCableClient: the client's coders")
+struct CodersTests {
+    /// 2026-12-02T00:52:17.123Z, as Rails' `Time#as_json` writes it.
+    static let date = Date(timeIntervalSince1970: 1_796_172_737.123)
+    static let iso = "2026-12-02T00:52:17.123Z"
+    static let room: JSONValue = ["channel": "RoomChannel"]
+    /// The identifier of `room`, quoted as it is inside a command.
+    static let quotedRoom = #""{\"channel\":\"RoomChannel\"}""#
+
+    struct Stamp: Codable, Sendable, Equatable {
+        let at: Date
+    }
+
+    /// The default options with `coding`.
+    static func options(_ coding: CableCoding) -> CableOptions {
+        var options = CableOptions()
+        options.coding = coding
+        return options
+    }
+
+    /// A confirmed subscription to `room` on a welcomed connection.
+    private func confirmed(
+        _ options: CableOptions = CableOptions()
+    ) throws -> (ClientHarness, ChannelSubscription, FakeTransport.Connection) {
+        let h = try ClientHarness(options: options)
+        let subscription = try h.client.subscribe(Self.room)
+        let connection = try #require(h.connected())
+        connection.receive(ClientHarness.confirm(subscription.identifier))
+        return (h, subscription, connection)
+    }
+
+    /// The `message` command `perform` sends for `data` (the JSON text of data with the action).
+    private func frame(_ data: String) -> String {
+        #"{"command":"message","identifier":\#(Self.quotedRoom),"data":\#(ClientHarness.quoted(data))}"#
+    }
+
+    // MARK: the wire
+
+    @Test("a Date in Encodable or dictionary params is ISO 8601 with milliseconds in the identifier and the frame")
+    func dateInParams() throws {
+        struct Params: Encodable {
+            let channel = "RoomChannel"
+            let since: Date
+        }
+        let h = try ClientHarness()
+        let typed = try h.client.subscribe(Params(since: Self.date))
+        let expected = #"{"channel":"RoomChannel","since":"2026-12-02T00:52:17.123Z"}"#
+        #expect(typed.identifier == expected)
+        let fromDictionary = try h.client.subscribe(["channel": "RoomChannel", "since": Self.date])
+        #expect(fromDictionary.identifier == expected)
+        let connection = try #require(h.connected())
+        #expect(
+            connection.sent == [
+                #"{"command":"subscribe","identifier":"{\"channel\":\"RoomChannel\",\"since\":\"2026-12-02T00:52:17.123Z\"}"}"#
+            ])
+    }
+
+    @Test("params with no dates give the identifier they gave before coders were configurable, under any coding")
+    func identifierUnchanged() throws {
+        struct Params: Encodable {
+            let channel = "RoomChannel"
+            let roomID = 42
+            let name = "lobby é/\""
+            let ratio = 0.5
+            let tags = ["b", "a"]
+            let open = true
+        }
+        let expected =
+            #"{"channel":"RoomChannel","name":"lobby é/\"","open":true,"ratio":0.5,"roomID":42,"tags":["b","a"]}"#
+        for dates in [CableCoding.DateStrategy.iso8601, .iso8601WithoutFraction, .secondsSince1970, .deferredToDate] {
+            let h = try ClientHarness(options: Self.options(CableCoding(dates: dates)))
+            #expect(try h.client.subscribe(Params()).identifier == expected, "\(dates)")
+        }
+    }
+
+    @Test("a Date in perform data: a struct, a nested struct, an array, the dictionary form")
+    func dateInPerform() throws {
+        struct Nested: Encodable {
+            struct Inner: Encodable { let at: Date }
+            let inner: Inner
+        }
+        struct Dates: Encodable { let dates: [Date] }
+        let (h, room, connection) = try confirmed()
+        #expect(room.perform("speak", Stamp(at: Self.date)))
+        #expect(room.perform("speak", Nested(inner: .init(at: Self.date))))
+        #expect(room.perform("speak", Dates(dates: [Self.date, Date(timeIntervalSince1970: 0)])))
+        #expect(room.perform("speak", ["at": Self.date] as [String: any Encodable & Sendable]))
+        #expect(room.perform("speak", ["at": [Self.date]] as [String: any Encodable & Sendable]))
+        #expect(
+            connection.sent.suffix(5) == [
+                frame(#"{"action":"speak","at":"2026-12-02T00:52:17.123Z"}"#),
+                frame(#"{"action":"speak","inner":{"at":"2026-12-02T00:52:17.123Z"}}"#),
+                frame(#"{"action":"speak","dates":["2026-12-02T00:52:17.123Z","1970-01-01T00:00:00.000Z"]}"#),
+                frame(#"{"action":"speak","at":"2026-12-02T00:52:17.123Z"}"#),
+                frame(#"{"action":"speak","at":["2026-12-02T00:52:17.123Z"]}"#),
+            ])
+        #expect(
+            connection.sent.last
+                == #"{"command":"message","identifier":"{\"channel\":\"RoomChannel\"}","data":"{\"action\":\"speak\",\"at\":[\"2026-12-02T00:52:17.123Z\"]}"}"#
+        )
+        h.client.close()  // keeps the harness, and so the client, alive until here
+    }
+
+    @Test("a nil Optional is left out of a struct (synthesized Codable) and sent as null in the dictionary form")
+    func optionalNil() throws {
+        struct Speak: Encodable {
+            let text: String
+            let replyTo: Int?
+            let at: Date?
+        }
+        let (h, room, connection) = try confirmed()
+        #expect(room.perform("speak", Speak(text: "hi", replyTo: nil, at: nil)))
+        let replyTo: Int? = nil
+        let at: Date? = nil
+        #expect(
+            room.perform("speak", ["text": "hi", "reply_to": replyTo, "at": at] as [String: any Encodable & Sendable]))
+        #expect(
+            connection.sent.suffix(2) == [
+                frame(#"{"action":"speak","text":"hi"}"#),
+                frame(#"{"action":"speak","at":null,"reply_to":null,"text":"hi"}"#),
+            ])
+        h.client.close()  // keeps the harness, and so the client, alive until here
+    }
+
+    @Test("each date strategy's wire form, in params and in perform data", arguments: CodersTests.dateForms)
+    func strategies(dates: CableCoding.DateStrategy, wire: String) throws {
+        let exact = Date(timeIntervalSince1970: 1_796_172_737.125)  // .125 is exact in binary, from 1970 and 2001
+        let (h, room, connection) = try confirmed(Self.options(CableCoding(dates: dates)))
+        #expect(room.perform("speak", Stamp(at: exact)))
+        #expect(connection.sent.last == frame(#"{"action":"speak","at":\#(wire)}"#))
+        let typed = try h.client.subscribe(["channel": "RoomChannel", "at": exact])
+        #expect(typed.identifier == #"{"at":\#(wire),"channel":"RoomChannel"}"#)
+        let read = try JSONValue(parsing: wire).decode(Date.self, decoder: dates.decoderForTests)
+        #expect(read == (dates == .iso8601WithoutFraction ? Date(timeIntervalSince1970: 1_796_172_737) : exact))
+        h.client.close()  // keeps the harness, and so the client, alive until here
+    }
+
+    static let dateForms: [(CableCoding.DateStrategy, String)] = [
+        (.iso8601, #""2026-12-02T00:52:17.125Z""#),
+        (.iso8601WithoutFraction, #""2026-12-02T00:52:17Z""#),  // reads back as 17.000
+        (.secondsSince1970, "1796172737.125"),
+        (.millisecondsSince1970, "1796172737125"),
+        (.deferredToDate, "817865537.125"),
+    ]
+
+    @Test("snake_case keys apply to Encodable params and data, and to typed messages; dictionary keys stay")
+    func snakeCase() async throws {
+        struct Params: Encodable {
+            let channel = "RoomChannel"
+            let roomID: Int
+        }
+        struct Line: Codable, Sendable, Equatable {
+            let userName: String
+            let sentAt: Date
+        }
+        let options = Self.options(CableCoding(keys: .snakeCase))
+        let h = try ClientHarness(options: options)
+        let room = try h.client.subscribe(Params(roomID: 7))
+        #expect(room.identifier == #"{"channel":"RoomChannel","room_id":7}"#)
+        #expect(try h.client.subscribe(["channel": "RoomChannel", "roomID": 7]).identifier.contains(#""roomID":7"#))
+        let connection = try #require(h.connected())
+        connection.receive(ClientHarness.confirm(room.identifier))
+        var lines = room.messages(as: Line.self).makeAsyncIterator()
+        #expect(room.perform("speak", Line(userName: "ada", sentAt: Self.date)))
+        #expect(
+            connection.sent.last?.contains(#"\"sent_at\":\"2026-12-02T00:52:17.123Z\",\"user_name\":\"ada\""#) == true)
+        connection.receive(ClientHarness.message(room.identifier, #"{"user_name":"ada","sent_at":"\#(Self.iso)"}"#))
+        let line = try #require(await lines.next())
+        #expect(line.userName == "ada")
+        #expect(ISO8601Date.string(from: line.sentAt, fractionDigits: 3) == Self.iso)
+    }
+
+    @Test("a call's own encoder or decoder replaces the client's")
+    func overrides() async throws {
+        let (h, room, connection) = try confirmed()
+        #expect(room.perform("speak", Stamp(at: Date(timeIntervalSinceReferenceDate: 0.5)), encoder: JSONEncoder()))
+        #expect(connection.sent.last == frame(#"{"action":"speak","at":0.5}"#))
+        var foundation = room.messages(as: Stamp.self, decoder: JSONDecoder()).makeAsyncIterator()
+        connection.receive(ClientHarness.message(room.identifier, #"{"at":"\#(Self.iso)"}"#))  // not for it
+        connection.receive(ClientHarness.message(room.identifier, #"{"at":2.5}"#))
+        #expect(await foundation.next() == Stamp(at: Date(timeIntervalSinceReferenceDate: 2.5)))
+        h.client.close()  // keeps the harness, and so the client, alive until here
+    }
+
+    // MARK: decoding
+
+    @Test("typed messages read ISO 8601 by default, liberally; what is not a date is skipped")
+    func decodesISO() async throws {
+        let (h, room, connection) = try confirmed()
+        let stamps = room.messages(as: Stamp.self)
+        var iterator = stamps.makeAsyncIterator()
+        for text in [
+            Self.iso, "2026-12-02T01:52:17.123+01:00", "2026-12-02 00:52:17.123456Z", "2026-12-02", "garbage", "",
+            "2026-02-30T00:00:00Z",
+        ] {
+            connection.receive(ClientHarness.message(room.identifier, #"{"at":"\#(text)"}"#))
+        }
+        connection.receive(ClientHarness.message(room.identifier, #"{"at":1796172737}"#))  // a number is no ISO date
+        connection.receive(ClientHarness.message(room.identifier, #"{"at":"\#(Self.iso)"}"#))
+        var received: [Date] = []
+        for _ in 0..<5 { received.append(try #require(await iterator.next()).at) }
+        let expected: [TimeInterval] = [0.123, 0.123, 0.123456, -3137, 0.123].map { 1_796_172_737 + $0 }
+        #expect(zip(received, expected).allSatisfy { abs($0.timeIntervalSince1970 - $1) < 1e-6 }, "\(received)")
+        h.client.close()  // keeps the harness, and so the client, alive until here
+    }
+
+    @Test("a string that is not a date throws a DecodingError that names the key and the expected form, not the value")
+    func garbageThrows() throws {
+        let value: JSONValue = ["items": [["at": .string(Self.iso)], ["at": "S3CR3T-2026"]]]
+        struct Items: Decodable { let items: [Stamp] }
+        do {
+            _ = try value.decode(Items.self)
+            Issue.record("decoded a date from garbage")
+        } catch DecodingError.dataCorrupted(let context) {
+            #expect(context.codingPath.map(\.stringValue) == ["items", "Index 1", "at"])
+            #expect(context.debugDescription.contains("Expected an ISO 8601 date"))
+            #expect(!context.debugDescription.contains("S3CR3T"))
+            #expect(DecodingFailure.keyPath(of: DecodingError.dataCorrupted(context)) == "items[1].at")
+        }
+        #expect(throws: DecodingError.self) { try JSONValue.string("").decode(Date.self) }
+        #expect(throws: DecodingError.self) { try JSONValue.int(0).decode(Date.self) }
+    }
+
+    @Test("JSONValue(encoding:) and decode() without coders use ISO 8601")
+    func jsonValueDefaults() throws {
+        #expect(try JSONValue(encoding: Self.date) == .string(Self.iso))
+        #expect(try JSONValue(encoding: Stamp(at: Self.date)) == ["at": .string(Self.iso)])
+        let back = try JSONValue.string(Self.iso).decode(Date.self)
+        #expect(ISO8601Date.string(from: back, fractionDigits: 3) == Self.iso)
+        #expect(
+            try JSONValue(encoding: Self.date, encoder: JSONEncoder())
+                == .double(Self.date.timeIntervalSinceReferenceDate))
+        #expect(
+            try CableCoding().makeEncoder().encode(["at": Date(timeIntervalSince1970: 0)])
+                == Data(#"{"at":"1970-01-01T00:00:00.000Z"}"#.utf8))
+        #expect(
+            try CableCoding().makeDecoder().decode([Date].self, from: Data(#"["1970-01-02"]"#.utf8)) == [
+                Date(timeIntervalSince1970: 86_400)
+            ])
+    }
+}
+
+extension CableCoding.DateStrategy {
+    /// The decoder of a coding with this date strategy.
+    fileprivate var decoderForTests: JSONDecoder { CableCoding(dates: self).makeDecoder() }
+}
