@@ -200,7 +200,8 @@ public final class ActionCableClient: Sendable {
     /// goes out as ISO 8601 (`"2026-12-02T00:52:17.123Z"`) by default. A `nil` Optional value is sent as
     /// `null`.
     ///
-    /// - Throws: ``CableError`` `missingChannel`, or `unencodableData` when a value does not encode.
+    /// - Throws: ``CableError`` `missingChannel`, or `unencodableData` when a value does not encode (its
+    ///   ``CableError/codingPath`` starts with the member's name).
     public func subscribe(_ params: [String: any Encodable & Sendable]) throws(CableError) -> ChannelSubscription {
         try subscribe(JSONValue.object(JSONValue.encodingEach(params, encoder: engine.subscriptions.coders.encoder)))
     }
@@ -216,13 +217,14 @@ public final class ActionCableClient: Sendable {
     /// // Prints: {"channel":"RoomChannel","roomID":42,"since":"1970-01-01T00:00:00.000Z"}
     /// ```
     ///
-    /// - Throws: ``CableError`` `missingChannel`, or `unencodableData` when `params` does not encode.
+    /// - Throws: ``CableError`` `missingChannel`, or `unencodableData` when `params` does not encode (its
+    ///   ``CableError/codingPath`` and description say where and why).
     public func subscribe(_ params: some Encodable) throws(CableError) -> ChannelSubscription {
         let value: JSONValue
         do {
             value = try JSONValue(encoding: params, encoder: engine.subscriptions.coders.encoder)
         } catch {
-            throw CableError.unencodableData()
+            throw CableError.unencodableData(error)
         }
         return try subscribe(value)
     }

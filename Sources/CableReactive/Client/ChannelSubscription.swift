@@ -107,8 +107,9 @@ public final class ChannelSubscription: Sendable {
     /// - Returns: `true` only when the subscription is confirmed on the live connection, this handle is not
     ///   unsubscribed, and the command was queued to the connection. Nothing is queued offline: while
     ///   connecting, pending, rejected or unsubscribed, it returns `false` and sends nothing. Also `false`
-    ///   when `data` is not a JSON object, which is logged at WARN as `perform_data_not_object` (a programming
-    ///   error, not a network condition).
+    ///   when `data` is not a JSON object, which is logged at WARN as `perform_data_not_object`, or holds a NaN
+    ///   or infinite number, logged at WARN as `perform_unencodable` with its key path (programming errors, not
+    ///   network conditions).
     @discardableResult
     public func perform(_ action: String, _ data: JSONValue = [:]) -> Bool {
         guard data.objectValue != nil else {
@@ -116,7 +117,20 @@ public final class ChannelSubscription: Sendable {
                 LogEvent(level: .warn, name: "perform_data_not_object", fields: [.subscription(lease.serial)]))
             return false
         }
-        return lease.engine?.perform(identifier: identifier, sink: lease.sinkID, action: action, data: data) ?? false
+        guard let engine = lease.engine else { return false }
+        do {
+            return try engine.perform(identifier: identifier, sink: lease.sinkID, action: action, data: data)
+        } catch {
+            logUnencodable(error)
+            return false
+        }
+    }
+
+    /// Logs why `perform` data did not encode: where (the key path), never the value.
+    private func logUnencodable(_ error: CableError) {
+        var fields: [LogField] = [.subscription(lease.serial)]
+        if let path = error.codingPath { fields.append(.keyPath(path)) }
+        lease.log.emit(LogEvent(level: .warn, name: "perform_unencodable", fields: fields))
     }
 
     /// Sends `action` with data built from variables, without wrapping each value; see ``perform(_:_:)-(String,JSONValue)``.
@@ -130,11 +144,16 @@ public final class ChannelSubscription: Sendable {
     /// (`["at": date]` sends `{"action":"…","at":"2026-12-02T00:52:17.123Z"}`). A `nil` Optional value is sent
     /// as `null`.
     ///
-    /// - Returns: `false` also when a value does not encode.
+    /// - Returns: `false` also when a value does not encode, which is logged at WARN as `perform_unencodable`
+    ///   with the key path (the member's name first).
     @discardableResult
     public func perform(_ action: String, _ data: [String: any Encodable & Sendable]) -> Bool {
-        guard let object = try? JSONValue.encodingEach(data, encoder: lease.coders.encoder) else { return false }
-        return perform(action, .object(object))
+        do {
+            return perform(action, .object(try JSONValue.encodingEach(data, encoder: lease.coders.encoder)))
+        } catch {
+            logUnencodable(error)
+            return false
+        }
     }
 
     /// Sends `action` with an `Encodable` payload; see ``perform(_:_:)-(String,JSONValue)``.
@@ -153,11 +172,18 @@ public final class ChannelSubscription: Sendable {
     ///   - data: the payload; it must encode to a JSON object.
     ///   - encoder: the encoder to use; `nil` (the default) for the client's, made from ``CableOptions/coding``
     ///     (ISO 8601 dates with milliseconds, keys as declared).
-    /// - Returns: `false` also when `data` does not encode, or encodes to something other than a JSON object
-    ///   (logged at WARN, as for ``perform(_:_:)-(String,JSONValue)``).
+    /// - Returns: `false` also when `data` does not encode (logged at WARN as `perform_unencodable`, with the
+    ///   key path), or encodes to something other than a JSON object (logged at WARN, as for
+    ///   ``perform(_:_:)-(String,JSONValue)``).
     @discardableResult
     public func perform(_ action: String, _ data: some Encodable, encoder: JSONEncoder? = nil) -> Bool {
-        guard let value = try? JSONValue(encoding: data, encoder: encoder ?? lease.coders.encoder) else { return false }
+        let value: JSONValue
+        do {
+            value = try JSONValue(encoding: data, encoder: encoder ?? lease.coders.encoder)
+        } catch {
+            logUnencodable(CableError.unencodableData(error))
+            return false
+        }
         return perform(action, value)
     }
 

@@ -588,10 +588,11 @@ final class ClientEngine: Sendable {
         core.withLock { $0.registry.subscribesSent(identifier) }
     }
 
-    func perform(identifier: String, sink: UInt64, action: String, data: JSONValue) -> Bool {
-        guard let text = try? CableProtocol.perform(identifier: identifier, action: action, data: data) else {
-            return false
-        }
+    /// Sends `action` with `data` if the subscription is confirmed on the live connection and `sink` shares it.
+    ///
+    /// - Throws: ``CableError`` `dataNotObject` or `unencodableData` (NaN or infinity in `data`).
+    func perform(identifier: String, sink: UInt64, action: String, data: JSONValue) throws(CableError) -> Bool {
+        let text = try CableProtocol.perform(identifier: identifier, action: action, data: data)
         return core.withLock { core -> Bool in
             guard core.registry.canPerform(identifier),
                 core.registry[identifier]?.attachment.contains(sink: sink) == true

@@ -101,7 +101,8 @@ extension JSONValue {
     /// Each value of `members` encoded on its own with `encoder`: what the dictionary forms of `subscribe` and
     /// `perform` take. A ``JSONValue`` member is taken as it is.
     ///
-    /// - Throws: ``CableError`` `unencodableData` when a value does not encode.
+    /// - Throws: ``CableError`` `unencodableData`, naming the member (and the path inside it) that did not
+    ///   encode.
     static func encodingEach(
         _ members: [String: any Encodable & Sendable], encoder: JSONEncoder
     ) throws(CableError) -> [String: JSONValue] {
@@ -111,7 +112,7 @@ extension JSONValue {
             do {
                 object[key] = try value as? JSONValue ?? JSONValue(encoding: value, encoder: encoder)
             } catch {
-                throw CableError.unencodableData()
+                throw CableError.unencodableData(error, under: [MemberKey(stringValue: key)])
             }
         }
         return object

@@ -20,6 +20,12 @@ enum DecodingFailure {
         @unknown default:
             return nil
         }
+        return keyPath(path)
+    }
+
+    /// `path` as `user.rooms[2].name`, each key reduced to safe characters; nil when it is empty. Encoding
+    /// failures use it too (``EncodingFailure``).
+    static func keyPath(_ path: [any CodingKey]) -> String? {
         guard !path.isEmpty else { return nil }
         var rendered = ""
         for key in path.suffix(maxComponents) {

@@ -1,6 +1,8 @@
 /// An error reported by the Action Cable client.
 ///
-/// Compare its ``code`` with the static codes; the description is log-safe.
+/// Compare its ``code`` with the static codes. The description is log-safe: it names options, keys and array
+/// indexes, never values. The one text it takes from elsewhere is an `EncodingError`'s debug description
+/// (``Code/unencodableData``: Foundation's, or the one your own `encode(to:)` wrote), cut to 200 characters.
 ///
 ///     do {
 ///         _ = try client.subscribe(["room": "lobby"])
@@ -31,7 +33,8 @@ public struct CableError: Error, Hashable, Sendable, CustomStringConvertible {
         public static let invalidOption = Code("invalid_option")
         /// The subscription parameters have no `channel` string.
         public static let missingChannel = Code("missing_channel")
-        /// An `Encodable` value could not be encoded as JSON.
+        /// An `Encodable` value could not be encoded as JSON; ``CableError/codingPath`` says where, and the
+        /// description why (a NaN or infinite number, or the encoder's own message).
         public static let unencodableData = Code("unencodable_data")
         /// Parameters or `perform` data must encode to a JSON object.
         public static let dataNotObject = Code("data_not_object")
@@ -44,19 +47,40 @@ public struct CableError: Error, Hashable, Sendable, CustomStringConvertible {
     public let code: Code
     /// The option that is out of range, for ``Code/invalidOption``.
     public let option: String?
+    /// Where encoding failed, for ``Code/unencodableData``: the coding keys and array indexes down to the value
+    /// (`members[1].joinedAt`), reduced to safe characters as log lines are; never a value. `nil` when the
+    /// failure is at the top level, and for other codes.
+    ///
+    /// ```swift
+    /// do {
+    ///     _ = try client.subscribe(Params(channel: "Stats", weights: [1, .nan]))
+    /// } catch where error.code == .unencodableData {
+    ///     print(error.codingPath ?? "top level")  // Prints: weights[1]
+    ///     print(error)  // Prints: unencodable data at weights[1]: JSON cannot express NaN or infinite numbers
+    /// }
+    /// ```
+    public let codingPath: String?
+    /// Why encoding failed, for ``Code/unencodableData``; part of the description.
+    package let reason: String?
     /// Where in the library the error was created (`#fileID`, `#line`), for our own diagnostics;
     /// equality ignores them.
     package let file: String
     package let line: UInt
 
-    init(_ code: Code, option: String? = nil, file: String = #fileID, line: UInt = #line) {
+    init(
+        _ code: Code, option: String? = nil, codingPath: String? = nil, reason: String? = nil,
+        file: String = #fileID, line: UInt = #line
+    ) {
         self.code = code
         self.option = option
+        self.codingPath = codingPath
+        self.reason = reason
         self.file = file
         self.line = line
     }
 
-    /// Errors are equal when their codes (and options) are; the file and line are diagnostics.
+    /// Errors are equal when their codes (and options) are; the file and line, and where and why encoding
+    /// failed, are diagnostics.
     public static func == (lhs: CableError, rhs: CableError) -> Bool {
         lhs.code == rhs.code && lhs.option == rhs.option
     }
@@ -82,9 +106,22 @@ public struct CableError: Error, Hashable, Sendable, CustomStringConvertible {
         CableError(.missingChannel, file: file, line: line)
     }
 
-    /// Params or data contain a number JSON cannot express (NaN or infinity).
-    package static func unencodableData(file: String = #fileID, line: UInt = #line) -> CableError {
-        CableError(.unencodableData, file: file, line: line)
+    /// Params or data contain a number JSON cannot express (NaN or infinity), at `path`.
+    package static func unencodableData(
+        nonFiniteAt path: [any CodingKey] = [], file: String = #fileID, line: UInt = #line
+    ) -> CableError {
+        CableError(
+            .unencodableData, codingPath: DecodingFailure.keyPath(path), reason: EncodingFailure.nonFinite,
+            file: file, line: line)
+    }
+
+    /// `error`, thrown while encoding params or data (the member `prefix` of a dictionary form), as an
+    /// `unencodableData` error that says where and why (``EncodingFailure``).
+    package static func unencodableData(
+        _ error: any Error, under prefix: [any CodingKey] = [], file: String = #fileID, line: UInt = #line
+    ) -> CableError {
+        let (path, reason) = EncodingFailure.describe(error, under: prefix)
+        return CableError(.unencodableData, codingPath: path, reason: reason, file: file, line: line)
     }
 
     /// Data passed to `perform` is not a JSON object.
@@ -98,7 +135,8 @@ public struct CableError: Error, Hashable, Sendable, CustomStringConvertible {
         case .invalidURL: "invalid URL: use ws, wss, http or https with a host"
         case .invalidOption: "invalid option: \(option ?? "?")"
         case .missingChannel: "missing channel: identifier params need a string \"channel\""
-        case .unencodableData: "unencodable data: JSON cannot express NaN or infinite numbers"
+        case .unencodableData:
+            "unencodable data\(codingPath.map { " at \($0)" } ?? ""): \(reason ?? EncodingFailure.nonFinite)"
         case .dataNotObject: "data is not an object: perform needs a JSON object"
         default: code.name
         }

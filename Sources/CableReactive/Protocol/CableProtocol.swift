@@ -223,7 +223,7 @@ package enum CableProtocol {
     ///     // {"command":"message","identifier":"…","data":"{\"action\":\"speak\",\"body\":\"hi\"}"}
     ///
     /// - Throws: ``CableError/dataNotObject(file:line:)`` when `data` is not an object;
-    ///   ``CableError/unencodableData(file:line:)`` when it holds NaN or infinity.
+    ///   ``CableError/unencodableData(nonFiniteAt:file:line:)`` when it holds NaN or infinity (naming where).
     package static func perform(identifier: String, action: String, data: JSONValue) throws(CableError) -> String {
         guard case .object(var members) = data else { throw .dataNotObject() }
         members["action"] = .string(action)
@@ -231,7 +231,7 @@ package enum CableProtocol {
         do {
             dataText = try JSONValue.object(members).jsonText()
         } catch {
-            throw .unencodableData()
+            throw .unencodableData(nonFiniteAt: JSONValue.object(members).nonFinitePath ?? [])
         }
         var writer = JSONWriter()
         writer.writeRaw(#"{"command":"message","identifier":"#)
@@ -249,13 +249,14 @@ package enum CableProtocol {
     ///     // {"channel":"ChatChannel","room":"1"}
     ///
     /// - Throws: ``CableError/missingChannel(file:line:)`` unless `params` is an object with a string
-    ///   `"channel"`; ``CableError/unencodableData(file:line:)`` when it holds NaN or infinity.
+    ///   `"channel"`; ``CableError/unencodableData(nonFiniteAt:file:line:)`` when it holds NaN or infinity
+    ///   (naming where).
     package static func identifier(for params: JSONValue) throws(CableError) -> String {
         guard params["channel"]?.stringValue != nil else { throw .missingChannel() }
         do {
             return try params.jsonText()
         } catch {
-            throw .unencodableData()
+            throw .unencodableData(nonFiniteAt: params.nonFinitePath ?? [])
         }
     }
 

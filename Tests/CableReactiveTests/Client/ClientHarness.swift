@@ -16,12 +16,13 @@ final class ClientHarness: Sendable {
         options: CableOptions = CableOptions(),
         gate: AnySignal<Bool> = .just(true),
         seed: UInt64 = 1,
+        logger: CableLogger? = nil,
         onRequest: (@Sendable (inout CableRequest) async throws -> Void)? = nil,
         onUnauthorized: (@Sendable () async throws -> Bool)? = nil
     ) throws {
         client = try ActionCableClient(
             url: Self.url, options: options, canConnect: gate, transport: fake, scheduler: scheduler,
-            random: SeededRandom(seed: seed), onRequest: onRequest,
+            random: SeededRandom(seed: seed), logger: logger, onRequest: onRequest,
             onUnauthorized: onUnauthorized)
     }
 

@@ -29,9 +29,9 @@ struct CodersTests {
 
     /// A confirmed subscription to `room` on a welcomed connection.
     private func confirmed(
-        _ options: CableOptions = CableOptions()
+        _ options: CableOptions = CableOptions(), logger: CableLogger? = nil
     ) throws -> (ClientHarness, ChannelSubscription, FakeTransport.Connection) {
-        let h = try ClientHarness(options: options)
+        let h = try ClientHarness(options: options, logger: logger)
         let subscription = try h.client.subscribe(Self.room)
         let connection = try #require(h.connected())
         connection.receive(ClientHarness.confirm(subscription.identifier))
@@ -246,6 +246,109 @@ struct CodersTests {
             try CableCoding().makeDecoder().decode([Date].self, from: Data(#"["1970-01-02"]"#.utf8)) == [
                 Date(timeIntervalSince1970: 86_400)
             ])
+    }
+
+    // MARK: what failed
+
+    /// Throws `invalidValue` with the given description, as an app's own `encode(to:)` may.
+    struct Refusing: Encodable, Sendable {
+        let secret = "S3CR3T"
+        func encode(to encoder: any Encoder) throws {
+            throw EncodingError.invalidValue(
+                secret, EncodingError.Context(codingPath: encoder.codingPath, debugDescription: "tokens are not sent"))
+        }
+    }
+
+    struct Nested: Encodable, Sendable {
+        let channel = "RoomChannel"
+        let items: [Item]
+        struct Item: Encodable, Sendable {
+            var ok = 1
+            let token: Refusing?
+        }
+    }
+
+    @Test("an encoder that throws: the error names the key path and the encoder's reason, never the value")
+    func throwingEncoder() throws {
+        let h = try ClientHarness()
+        let params = Nested(items: [.init(token: nil), .init(token: Refusing())])
+        let error = try #require(throwing { try h.client.subscribe(params) })
+        #expect(error.code == .unencodableData)
+        #expect(error.codingPath == "items[1].token")
+        #expect(error.description == "unencodable data at items[1].token: invalid value: tokens are not sent")
+        let member = try #require(throwing { try h.client.subscribe(["channel": "RoomChannel", "auth": Refusing()]) })
+        #expect(member.codingPath == "auth")
+        #expect(member.description == "unencodable data at auth: invalid value: tokens are not sent")
+        for error in [error, member] { #expect(!"\(error)".contains("S3CR3T")) }
+        #expect(error == CableError.unencodableData())  // equality is the code's
+    }
+
+    @Test("NaN and infinity keep their own message, with the key path, in every form")
+    func nonFinite() throws {
+        struct Weights: Encodable {
+            let channel = "RoomChannel"
+            let weights: [Double]
+        }
+        let h = try ClientHarness()
+        let typed = try #require(throwing { try h.client.subscribe(Weights(weights: [1, .nan])) })
+        #expect(typed.codingPath == "weights[1]")
+        #expect(typed.description == "unencodable data at weights[1]: JSON cannot express NaN or infinite numbers")
+        let member = try #require(
+            throwing { try h.client.subscribe(["channel": "RoomChannel", "ratio": Double.infinity]) })
+        #expect(member.description == "unencodable data at ratio: JSON cannot express NaN or infinite numbers")
+        let value: JSONValue = ["channel": "RoomChannel", "a": 1, "b": ["c": [2, .double(-.infinity)]]]
+        let literal = try #require(throwing { try h.client.subscribe(value) })
+        #expect(literal.description == "unencodable data at b.c[1]: JSON cannot express NaN or infinite numbers")
+        let topLevel = try #require(
+            throwing { _ = try CableProtocol.perform(identifier: "i", action: "a", data: ["x": .double(.nan)]) })
+        #expect(topLevel.codingPath == "x")
+    }
+
+    @Test("an error that is not an EncodingError is named by its type only; a date with no ISO 8601 form says so")
+    func otherFailures() throws {
+        struct PrivateFailure: Error { let secret = "S3CR3T" }
+        struct Failing: Encodable, Sendable {
+            func encode(to encoder: any Encoder) throws { throw PrivateFailure() }
+        }
+        let h = try ClientHarness()
+        let error = try #require(throwing { try h.client.subscribe(["channel": "RoomChannel", "f": Failing()]) })
+        #expect(error.description == "unencodable data at f: the encoder threw PrivateFailure")
+        let far = try #require(
+            throwing { try h.client.subscribe(["channel": "RoomChannel", "when": Date(timeIntervalSince1970: 1e12)]) })
+        #expect(
+            far.description
+                == "unencodable data at when: invalid value: a date outside the years 0000-9999 has no ISO 8601 form")
+    }
+
+    @Test("perform with data that does not encode sends nothing and logs the key path at WARN, never the value")
+    func performLogsPath() throws {
+        let lines = Locked<[String]>([])
+        let logger = CableLogger(minimumLevel: .debug) { level, line in lines.withLock { $0.append("\(level) \(line)") }
+        }
+        let (h, room, connection) = try confirmed(logger: logger)
+        let before = connection.sent.count
+        #expect(room.perform("speak", Nested(items: [.init(token: Refusing())])) == false)
+        #expect(room.perform("speak", ["auth": Refusing()] as [String: any Encodable & Sendable]) == false)
+        #expect(room.perform("speak", ["x": .double(.nan)] as JSONValue) == false)
+        #expect(connection.sent.count == before)
+        let logged = lines.withLock { $0 }.filter { $0.contains("perform_unencodable") }
+        #expect(logged.count == 3, "\(logged)")
+        #expect(logged.first?.hasPrefix("WARN perform_unencodable") == true)
+        #expect(logged.first?.contains("path=items[0].token") == true, "\(logged)")
+        #expect(logged.dropFirst().first?.contains("path=auth") == true, "\(logged)")
+        #expect(logged.last?.contains("path=x") == true, "\(logged)")
+        #expect(!logged.contains { $0.contains("S3CR3T") || $0.contains("tokens") })
+        h.client.close()  // keeps the harness, and so the client, alive until here
+    }
+
+    /// The `CableError` that `body` throws; nil if it throws none (or another error).
+    private func throwing(_ body: () throws -> Any) -> CableError? {
+        do {
+            _ = try body()
+            return nil
+        } catch {
+            return error as? CableError
+        }
     }
 }
 
