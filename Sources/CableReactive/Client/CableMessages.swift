@@ -27,12 +27,38 @@ import Signals
 public struct CableMessages<Element: Sendable>: AsyncSequence, Signal {
     let storage: StreamStorage<JSONValue>
     let lease: SubscriptionLease
+    /// The typed view's count of messages that did not decode; nil for the untyped ``ChannelSubscription/messages``.
+    let undecodable: Locked<Int>?
     let transform: @Sendable (JSONValue) -> Element?
+
+    init(
+        storage: StreamStorage<JSONValue>, lease: SubscriptionLease, undecodable: Locked<Int>? = nil,
+        transform: @escaping @Sendable (JSONValue) -> Element?
+    ) {
+        self.storage = storage
+        self.lease = lease
+        self.undecodable = undecodable
+        self.transform = transform
+    }
 
     /// How many messages this handle's consumers have lost: held messages that did not fit while nobody
     /// consumed, and every consumer's buffer overflows. Each observer's own count is its
-    /// `SignalObservation.droppedCount`; a loop's is its iterator's ``Iterator/droppedCount``.
+    /// `SignalObservation.droppedCount`; a loop's is its iterator's ``Iterator/droppedCount``. Shared by the
+    /// handle's ``ChannelSubscription/messages`` and every typed view of it.
     public var droppedCount: Int { storage.droppedCount }
+
+    /// How many messages this view's consumers skipped because they did not decode as `Element`: the view that
+    /// ``ChannelSubscription/messages(as:decoder:)`` returned, summed over the loops and observers it started
+    /// (each consumer decodes each message it gets, so a message that two of them skip counts twice). Each
+    /// call of `messages(as:)` gives a view with a count of its own, from 0; always 0 for the untyped
+    /// ``ChannelSubscription/messages``, where every message is delivered.
+    ///
+    /// ```swift
+    /// let chats = room.messages(as: Chat.self)
+    /// for await chat in chats { show(chat) }
+    /// if chats.undecodableCount > 0 { print("skipped", chats.undecodableCount, "messages") }
+    /// ```
+    public var undecodableCount: Int { undecodable?.withLock { $0 } ?? 0 }
 
     /// Starts a consumer with a buffer of the newest ``CableOptions/messageBufferSize`` messages.
     public func makeAsyncIterator() -> Iterator {

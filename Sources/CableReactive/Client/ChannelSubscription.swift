@@ -60,8 +60,8 @@ public final class ChannelSubscription: Sendable {
     }
 
     /// The messages decoded as `T`: ``messages`` with a decoding step. A message that does not decode is
-    /// skipped, and logged at DEBUG with the key path where decoding failed (the names of your type's keys and
-    /// array indexes, never values).
+    /// skipped, counted in the view's ``CableMessages/undecodableCount``, and logged at DEBUG with the key path
+    /// where decoding failed (the names of your type's keys and array indexes, never values).
     ///
     /// ```swift
     /// struct Chat: Decodable, Sendable { let user: String; let text: String; let sentAt: Date }
@@ -76,15 +76,19 @@ public final class ChannelSubscription: Sendable {
     ///   - type: the type of each message.
     ///   - decoder: the decoder to use, with its strategies; `nil` (the default) for the client's, made from
     ///     ``CableOptions/coding``. It is used from the consumers' threads: do not change it afterwards.
+    /// - Returns: a view of this handle's messages with its own ``CableMessages/undecodableCount``; its
+    ///   ``CableMessages/droppedCount`` is the handle's.
     public func messages<T: Decodable & Sendable>(
         as type: T.Type, decoder: JSONDecoder? = nil
     ) -> CableMessages<T> {
         let lease = lease
         let decoder = decoder ?? lease.coders.decoder
-        return CableMessages(storage: messages.storage, lease: lease) { message in
+        let undecodable = Locked(0)
+        return CableMessages(storage: messages.storage, lease: lease, undecodable: undecodable) { message in
             do {
                 return try message.decode(T.self, decoder: decoder)
             } catch {
+                undecodable.withLock { $0 += 1 }
                 var fields: [LogField] = [
                     .subscription(lease.serial), .errorType(String(describing: Swift.type(of: error))),
                 ]

@@ -193,7 +193,7 @@ struct CodersTests {
 
     // MARK: decoding
 
-    @Test("typed messages read ISO 8601 by default, liberally; what is not a date is skipped")
+    @Test("typed messages read ISO 8601 by default, liberally; what is not a date is skipped and counted")
     func decodesISO() async throws {
         let (h, room, connection) = try confirmed()
         let stamps = room.messages(as: Stamp.self)
@@ -210,6 +210,8 @@ struct CodersTests {
         for _ in 0..<5 { received.append(try #require(await iterator.next()).at) }
         let expected: [TimeInterval] = [0.123, 0.123, 0.123456, -3137, 0.123].map { 1_796_172_737 + $0 }
         #expect(zip(received, expected).allSatisfy { abs($0.timeIntervalSince1970 - $1) < 1e-6 }, "\(received)")
+        #expect(stamps.undecodableCount == 4)
+        #expect(room.messages.undecodableCount == 0)
         h.client.close()  // keeps the harness, and so the client, alive until here
     }
 
@@ -338,6 +340,30 @@ struct CodersTests {
         #expect(logged.dropFirst().first?.contains("path=auth") == true, "\(logged)")
         #expect(logged.last?.contains("path=x") == true, "\(logged)")
         #expect(!logged.contains { $0.contains("S3CR3T") || $0.contains("tokens") })
+        h.client.close()  // keeps the harness, and so the client, alive until here
+    }
+
+    // MARK: undecodableCount
+
+    @Test("undecodableCount is per typed view, summed over its consumers; the untyped view has none")
+    func undecodableCount() throws {
+        let (h, room, connection) = try confirmed()
+        let stamps = room.messages(as: Stamp.self)
+        let other = room.messages(as: Stamp.self)
+        let decoded = Locked(0)
+        let first = stamps.observe { _ in decoded.withLock { $0 += 1 } }
+        let second = stamps.observe { _ in decoded.withLock { $0 += 1 } }
+        let untyped = room.messages.observe { _ in }
+        connection.receive(ClientHarness.message(room.identifier, #"{"at":"\#(Self.iso)"}"#))
+        connection.receive(ClientHarness.message(room.identifier, #"{"at":"soon"}"#))
+        connection.receive(ClientHarness.message(room.identifier, #"{"no":"date"}"#))
+        h.scheduler.flush()
+        #expect(decoded.withLock { $0 } == 2)
+        #expect(stamps.undecodableCount == 4)  // two messages, skipped by each of two observers
+        #expect(other.undecodableCount == 0)  // it has no consumer: nothing was decoded for it
+        #expect(room.messages.undecodableCount == 0)
+        #expect(room.messages.droppedCount == 0)
+        _ = (first, second, untyped)
         h.client.close()  // keeps the harness, and so the client, alive until here
     }
 

@@ -35,6 +35,7 @@ struct CodingTests {
             ClientHarness.message(room.identifier, #"{"userName":"cy","sentAt":"2026-12-01T10:00:00.500Z"}"#))
         #expect(await typed.next() == Line(userName: "ada", sentAt: Date(timeIntervalSince1970: 1_796_119_200)))
         #expect(await plain.next() == Line(userName: "cy", sentAt: Date(timeIntervalSince1970: 1_796_119_200.5)))
+        #expect(plainView.undecodableCount == 2)
     }
 
     @Test("perform(_:_:encoder:) sends what the encoder writes")
