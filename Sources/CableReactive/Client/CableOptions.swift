@@ -18,11 +18,14 @@
 /// | ``wireProtocol`` | ``CableWireProtocol/actionCable`` | the protocol offered; ``CableWireProtocol/anyCableExtended`` for AnyCable's session recovery |
 /// | ``coding`` | ISO 8601 dates with milliseconds, keys as declared | how `Codable` params, `perform` data and typed messages are encoded and decoded; see ``CableCoding`` |
 ///
+/// Set the options you need in the initializer, or on a variable:
+///
 /// ```swift
-/// var options = CableOptions()
-/// options.staleTimeout = 10
-/// options.maxReconnectAttempts = 5
-/// options.coding.keys = .snakeCase
+/// let options = CableOptions(staleTimeout: 30, maxReconnectAttempts: 5)  // the rest are the defaults
+///
+/// var tuned = CableOptions()
+/// tuned.staleTimeout = 10
+/// tuned.coding.keys = .snakeCase
 /// ```
 public struct CableOptions: Sendable, Hashable {
     /// Seconds allowed for the welcome after an attempt starts, and the longest silence after the welcome.
@@ -55,6 +58,37 @@ public struct CableOptions: Sendable, Hashable {
 
     /// The default options: the table in the type's documentation.
     public init() {}
+
+    /// Options with the values given and the defaults (the table in the type's documentation) for the rest.
+    ///
+    /// ```swift
+    /// let options = CableOptions(staleTimeout: 30, maxReconnectAttempts: 5)
+    /// let client = try ActionCableClient(url: url, options: options)
+    /// ```
+    ///
+    /// Nothing is checked here: the client's initializer checks every option and throws ``CableError``
+    /// `invalidOption` naming the first bad one.
+    public init(
+        staleTimeout: TimeInterval = 15,
+        minReconnectDelay: TimeInterval = 1,
+        maxReconnectDelay: TimeInterval = 30,
+        maxReconnectAttempts: Int? = nil,
+        messageBufferSize: Int = 128,
+        subscribeRetryDelays: [TimeInterval] = [5, 10, 20, 30],
+        logLabel: String? = nil,
+        wireProtocol: CableWireProtocol = .actionCable,
+        coding: CableCoding = CableCoding()
+    ) {
+        self.staleTimeout = staleTimeout
+        self.minReconnectDelay = minReconnectDelay
+        self.maxReconnectDelay = maxReconnectDelay
+        self.maxReconnectAttempts = maxReconnectAttempts
+        self.messageBufferSize = messageBufferSize
+        self.subscribeRetryDelays = subscribeRetryDelays
+        self.logLabel = logLabel
+        self.wireProtocol = wireProtocol
+        self.coding = coding
+    }
 
     /// Checks every option; construction of a client calls this.
     ///
