@@ -100,6 +100,43 @@ struct TypedChannelTests {
         client.close()
     }
 
+    struct Since: CableChannel {
+        static let channel = "FeedChannel"
+        let since: Date
+        typealias Message = JSONValue
+    }
+
+    struct Legacy: CableChannel {
+        static let channel = "LegacyChannel"
+        static var coding: CableCoding? { CableCoding(dates: .secondsSince1970, keys: .snakeCase) }
+        let roomID: Int
+        struct Message: Decodable, Sendable, Equatable { let sentAt: Date }
+        struct Mark: CableAction {
+            var action: String { "mark" }
+            let readAt: Date
+        }
+    }
+
+    @Test("a typed channel's params use the client's coders (ISO 8601 dates), or the channel's own")
+    func channelCoders() async throws {
+        let feed = try client.subscribe(Since(since: Date(timeIntervalSince1970: 1_796_119_200.5)))
+        #expect(feed.identifier == #"{"channel":"FeedChannel","since":"2026-12-01T10:00:00.500Z"}"#)
+        let legacy = try client.subscribe(Legacy(roomID: 7))
+        #expect(legacy.identifier == #"{"channel":"LegacyChannel","room_id":7}"#)
+        var lines = legacy.messages.makeAsyncIterator()
+        let connection = try welcome()
+        let id = JSONValue.string(legacy.identifier).description
+        connection.receive(#"{"identifier":\#(id),"type":"confirm_subscription"}"#)
+        connection.receive(#"{"identifier":\#(id),"message":{"sentAt":"2026-12-01T10:00:00Z"}}"#)  // not this dialect
+        connection.receive(#"{"identifier":\#(id),"message":{"sent_at":1796119200}}"#)
+        #expect(await lines.next() == Legacy.Message(sentAt: Date(timeIntervalSince1970: 1_796_119_200)))
+        #expect(legacy.messages.undecodableCount == 1)
+        #expect(legacy.perform(Legacy.Mark(readAt: Date(timeIntervalSince1970: 10))))
+        let sent = try JSONValue(parsing: try #require(connection.sent.last))
+        #expect(try sent["data"]?.stringValue.map { try JSONValue(parsing: $0) } == ["action": "mark", "read_at": 10])
+        client.close()
+    }
+
     struct Scalar: CableChannel {
         static let channel = "Odd"
         typealias Message = String

@@ -35,9 +35,19 @@ import Signals
 /// room.speak("hi")
 /// ```
 ///
-/// The params are the value encoded with the client's encoder, plus `"channel"`: ``channel`` (an encoded
-/// `channel` property is replaced by it). Messages are decoded with the client's decoder; a message that does
-/// not decode is skipped and counted. Give the channel coders of its own with ``encoder`` and ``decoder``.
+/// The params are the value encoded with the client's coders (``CableOptions/coding``: ISO 8601 dates), plus
+/// `"channel"`: ``channel`` (an encoded `channel` property is replaced by it). Messages are decoded with the same
+/// coders; a message that does not decode is skipped and counted. A channel whose server speaks another dialect
+/// says so with ``coding``:
+///
+/// ```swift
+/// struct LegacyChannel: CableChannel {
+///     static let channel = "LegacyChannel"
+///     static var coding: CableCoding? { CableCoding(dates: .secondsSince1970, keys: .snakeCase) }
+///     let roomID: Int  // {"channel":"LegacyChannel","room_id":7}
+///     typealias Message = JSONValue
+/// }
+/// ```
 public protocol CableChannel: Encodable, Sendable {
     /// The type of the channel's messages.
     associatedtype Message: Decodable & Sendable
@@ -45,18 +55,14 @@ public protocol CableChannel: Encodable, Sendable {
     /// The channel's class name on the server, such as `"ChatChannel"`: the identifier's `"channel"`.
     static var channel: String { get }
 
-    /// The encoder of this channel's params and actions; `nil` (the default) uses the client's.
-    static var encoder: JSONEncoder? { get }
-
-    /// The decoder of this channel's messages; `nil` (the default) uses the client's.
-    static var decoder: JSONDecoder? { get }
+    /// The coders of this channel's params, actions and messages; `nil` (the default) uses the client's
+    /// (``CableOptions/coding``).
+    static var coding: CableCoding? { get }
 }
 
 extension CableChannel {
-    /// The client's encoder.
-    public static var encoder: JSONEncoder? { nil }
-    /// The client's decoder.
-    public static var decoder: JSONDecoder? { nil }
+    /// `nil`: the client's coders.
+    public static var coding: CableCoding? { nil }
 }
 
 /// A command of a channel: its ``action`` name (the channel method the server runs) and, as the type's encoded
@@ -93,15 +99,16 @@ public final class TypedSubscription<Channel: CableChannel>: Sendable {
     /// The untyped handle: JSON messages and dictionary `perform`s.
     public let untyped: ChannelSubscription
     /// The channel's messages, decoded as `Channel.Message`; see ``CableMessages``. A message that does not
-    /// decode is skipped (logged at DEBUG with its key path, and counted in the messages' `undecodableCount`).
+    /// decode is skipped (logged at DEBUG with its key path, and counted in ``CableMessages/undecodableCount``).
     public let messages: CableMessages<Channel.Message>
-    private let encoder: JSONEncoder
+    /// The channel's own coders, or nil for the client's.
+    private let coders: CableCoders?
 
-    init(channel: Channel, untyped: ChannelSubscription, encoder: JSONEncoder, decoder: JSONDecoder) {
+    init(channel: Channel, untyped: ChannelSubscription, coders: CableCoders?) {
         self.channel = channel
         self.untyped = untyped
-        self.encoder = encoder
-        messages = untyped.messages(as: Channel.Message.self, decoder: decoder)
+        self.coders = coders
+        messages = untyped.messages(as: Channel.Message.self, decoder: coders?.decoder)
     }
 
     /// The identifier sent to the server; see ``ChannelSubscription/identifier``.
@@ -111,14 +118,14 @@ public final class TypedSubscription<Channel: CableChannel>: Sendable {
     /// What the last reconnect did to this subscription; see ``ChannelSubscription/lastReconnect``.
     public var lastReconnect: StateValue<SubscriptionReconnect?> { untyped.lastReconnect }
 
-    /// Sends `action`, encoded with the channel's encoder, under its ``CableAction/action`` name.
+    /// Sends `action`, encoded with the channel's coders, under its ``CableAction/action`` name.
     ///
     /// - Returns: `true` only when the command was queued on the live connection, as
     ///   ``ChannelSubscription/perform(_:_:)-(String,JSONValue)``; `false` also when the action does not encode
     ///   to a JSON object.
     @discardableResult
     public func perform(_ action: some CableAction) -> Bool {
-        untyped.perform(action.action, action, encoder: encoder)
+        untyped.perform(action.action, action, encoder: coders?.encoder)
     }
 
     /// Sends the action `name` with no data.
@@ -145,17 +152,16 @@ extension ActionCableClient {
     /// - Throws: ``CableError`` `unencodableData` when the params do not encode, `dataNotObject` when they do not
     ///   encode to a JSON object.
     public func subscribe<Channel: CableChannel>(_ channel: Channel) throws(CableError) -> TypedSubscription<Channel> {
-        let encoder = Channel.encoder ?? JSONEncoder()
-        let decoder = Channel.decoder ?? JSONDecoder()
+        let own = Channel.coding.map(CableCoders.init)
         let value: JSONValue
         do {
-            value = try JSONValue(encoding: channel, encoder: encoder)
+            value = try JSONValue(encoding: channel, encoder: (own ?? engine.subscriptions.coders).encoder)
         } catch {
-            throw CableError.unencodableData()
+            throw CableError.unencodableData(error)
         }
-        guard var params = value.objectValue else { throw CableError(.dataNotObject) }
+        guard var params = value.objectValue else { throw CableError.dataNotObject() }
         params["channel"] = .string(Channel.channel)
         let untyped = try subscribe(.object(params))
-        return TypedSubscription(channel: channel, untyped: untyped, encoder: encoder, decoder: decoder)
+        return TypedSubscription(channel: channel, untyped: untyped, coders: own)
     }
 }
