@@ -87,8 +87,13 @@ func optionsExample(url: URL) throws -> ActionCableClient {
     options.messageBufferSize = 128  // per consumer of a subscription; the oldest message is dropped when full
     options.subscribeRetryDelays = [5, 10, 20, 30]  // re-sends of an unanswered subscribe; the last step repeats
     options.logLabel = "chat"  // log lines carry client=chat
+    options.coding = CableCoding(dates: .iso8601, keys: .asDeclared)  // params, perform data, messages(as:)
     let client = try ActionCableClient(url: url, options: options)  // throws CableError for invalid values
+
+    // Or name only what differs from the defaults:
+    let brief = try ActionCableClient(url: url, options: CableOptions(staleTimeout: 30, maxReconnectAttempts: 5))
     // snippet:end
+    brief.close()
     return client
 }
 
@@ -169,27 +174,27 @@ func variablesExample(client: ActionCableClient, roomID: Int, body: String) thro
     // snippet:end
 }
 
-/// Typed messages and payloads with the app's own coders.
-func codersExample(room: ChannelSubscription) {
+/// Typed messages and payloads with the client's coders.
+func codersExample(url: URL) throws -> ActionCableClient {
     // snippet:start coders
     struct Message: Decodable, Sendable {
         let userName: String  // user_name on the wire
-        let sentAt: Date  // ISO 8601
+        let sentAt: Date  // "2026-12-02T00:52:17.123Z"
     }
     struct Speak: Encodable {
         let text: String
-        let replyTo: Int?
+        let replyTo: Int?  // left out when nil
     }
-    let decoder = JSONDecoder()
-    decoder.keyDecodingStrategy = .convertFromSnakeCase
-    decoder.dateDecodingStrategy = .iso8601
-    let encoder = JSONEncoder()
-    encoder.keyEncodingStrategy = .convertToSnakeCase
+    var options = CableOptions(staleTimeout: 30)
+    options.coding.keys = .snakeCase
+    let client = try ActionCableClient(url: url, options: options)
+    let room = try client.subscribe(["channel": "ChatChannel"])
 
-    let messages = room.messages(as: Message.self, decoder: decoder)  // a failure logs its key path at DEBUG
-    room.perform("speak", Speak(text: "hi", replyTo: 7), encoder: encoder)  // {"text":"hi","reply_to":7}
+    let messages = room.messages(as: Message.self)  // messages.undecodableCount: how many were skipped
+    room.perform("speak", Speak(text: "hi", replyTo: 7))  // {"action":"speak","reply_to":7,"text":"hi"}
     // snippet:end
     _ = messages
+    return client
 }
 
 /// AnyCable's extended protocol: session recovery after a reconnect.

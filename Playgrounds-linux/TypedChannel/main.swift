@@ -1,4 +1,5 @@
-// Typed channel: Codable parameters, Codable `perform` data, and messages decoded into a Swift type.
+// Typed channel: one declaration of a channel's params, message type and actions; messages decoded into a Swift
+// type, actions sent as Codable values.
 //
 //     swift run TypedChannel
 
@@ -8,19 +9,27 @@ import ExampleSupport
 import Foundation
 
 // snippet:start typed
-struct ChatRoom: Encodable {
-    let channel = "ChatChannel"
-    let room: String
+/// The server's ChatChannel, for one room: its params, what it broadcasts, and what it can be asked to do.
+struct ChatRoom: CableChannel {
+    static let channel = "ChatChannel"
+    let room: String  // the params: {"channel":"ChatChannel","room":"swift"}
+
+    struct Message: Decodable, Sendable {
+        let user: String
+        let room: String
+        let text: String
+    }
+
+    struct Speak: CableAction {
+        var action: String { "speak" }
+        let text: String
+    }
 }
 
-struct Speak: Encodable {
-    let text: String
-}
-
-struct ChatLine: Decodable, Sendable {
-    let user: String
-    let room: String
-    let text: String
+extension TypedSubscription<ChatRoom> {
+    /// `room.speak("hi")`: whether the command went out, as `perform` says.
+    @discardableResult
+    func speak(_ text: String) -> Bool { perform(ChatRoom.Speak(text: text)) }
 }
 // snippet:end
 
@@ -31,15 +40,15 @@ await runExample {
     defer { client.close() }
 
     // snippet:start typed-use
-    let room = try client.subscribe(ChatRoom(room: "swift"))
-    let lines = room.messages(as: ChatLine.self)  // messages that don't decode are skipped (DEBUG log)
+    let room = try client.subscribe(ChatRoom(room: "swift"))  // a TypedSubscription<ChatRoom>
+    let lines = room.messages  // ChatRoom.Message; messages that don't decode are skipped and counted
     client.connect()
     // snippet:end
 
     try await room.state.subscribed()
     say("subscribed as \(room.identifier)")
     for text in ["typed hello", "typed goodbye"] {
-        guard room.perform("speak", Speak(text: text)) else { throw ExampleError("perform returned false") }
+        guard room.speak(text) else { throw ExampleError("speak returned false") }
     }
     var count = 0
     for await line in lines {
@@ -47,5 +56,6 @@ await runExample {
         count += 1
         if count == 2 { break }
     }
+    say("skipped: \(lines.undecodableCount)")
     say("done")
 }
