@@ -25,7 +25,9 @@ let package = Package(
                 .target(name: "CCableReactiveZlib", condition: .when(platforms: [.linux])),
             ]
         ),
-        .target(name: "CableTesting", dependencies: ["CableReactive", "Signals"]),
+        // Virtual time lives here (VirtualClock), so that CableTesting's ManualScheduler builds on it.
+        .target(name: "CableReactivePreview", dependencies: ["CableReactive", "Signals"]),
+        .target(name: "CableTesting", dependencies: ["CableReactive", "CableReactivePreview", "Signals"]),
         .testTarget(name: "SignalsTests", dependencies: ["Signals"]),
         // Links libcrypto itself: SHA1Tests checks our SHA-1 against OpenSSL's (the library only loads OpenSSL).
         .testTarget(

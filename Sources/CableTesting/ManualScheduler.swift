@@ -1,6 +1,6 @@
 import CableReactive
+import CableReactivePreview
 import Foundation
-import Signals
 
 /// A scheduler whose time moves only when a test says so: every reconnection, backoff and stale rule can
 /// be tested without sleeping.
@@ -18,81 +18,50 @@ import Signals
 /// scheduler.advance(by: 1.25)                         // the retry starts
 /// ```
 public final class ManualScheduler: CableScheduler, Sendable {
-    private struct Item: Sendable {
-        let id: UInt64
-        let deadline: TimeInterval
-        let work: @Sendable () -> Void
-    }
-
-    private struct State: Sendable {
-        var now: TimeInterval = 0
-        var items: [Item] = []
-        var nextID: UInt64 = 0
-        var history: [TimeInterval] = []
-        var callbacks: [@Sendable () -> Void] = []
-    }
-
-    private let state = Locked(State())
+    // CableReactivePreview's virtual clock, which CablePreview runs on too: one implementation of virtual time.
+    private let clock = VirtualClock()
 
     /// A clock at time zero with no work queued.
     public init() {}
 
     /// The current time in seconds; it moves only with ``advance(by:)`` and ``advance(to:)``.
-    public var now: TimeInterval { state.withLock { $0.now } }
+    public var now: TimeInterval { clock.now }
 
     /// Every delay ever requested, in order.
-    public var history: [TimeInterval] { state.withLock { $0.history } }
+    public var history: [TimeInterval] { clock.history }
 
     /// The delays (from now) of the work still pending, soonest first.
-    public var pendingDelays: [TimeInterval] {
-        state.withLock { state in state.items.map { $0.deadline - state.now }.sorted() }
-    }
+    public var pendingDelays: [TimeInterval] { clock.pendingDelays }
 
     /// How many pieces of work are pending.
-    public var pendingCount: Int { state.withLock { $0.items.count } }
+    public var pendingCount: Int { clock.pendingCount }
 
     /// Queues `work` to run when the clock reaches `now + delay`; records the delay in ``history``.
     public func schedule(after delay: TimeInterval, _ work: @escaping @Sendable () -> Void) -> any ScheduledWork {
-        let id = state.withLock { state -> UInt64 in
-            state.nextID += 1
-            state.history.append(delay)
-            state.items.append(Item(id: state.nextID, deadline: state.now + max(delay, 0), work: work))
-            return state.nextID
-        }
-        return Token(scheduler: self, id: id)
+        clock.schedule(after: delay, work)
     }
 
     /// Queues `work` until the next ``flush()`` (or ``advance(by:)``), which runs it on the calling thread.
     public func perform(_ work: @escaping @Sendable () -> Void) {
-        state.withLock { $0.callbacks.append(work) }
+        clock.perform(work)
     }
 
     /// Runs the queued ``perform(_:)`` work, in order, on the calling thread, including work it queues.
     public func flush() {
-        while let work = state.withLock({ state -> (@Sendable () -> Void)? in
-            state.callbacks.isEmpty ? nil : state.callbacks.removeFirst()
-        }) {
-            work()
-        }
+        clock.flush()
     }
 
     /// How many ``perform(_:)`` callbacks wait for ``flush()``.
-    public var pendingCallbacks: Int { state.withLock { $0.callbacks.count } }
+    public var pendingCallbacks: Int { clock.pendingCallbacks }
 
     /// Moves time forward by `interval`, running every piece of work that falls due, in deadline order.
     public func advance(by interval: TimeInterval) {
-        let target = state.withLock { $0.now + max(interval, 0) }
-        advance(to: target)
+        clock.advance(by: interval)
     }
 
     /// Moves time to `deadline` (never backwards), running the work that falls due on the way.
     public func advance(to deadline: TimeInterval) {
-        flush()
-        while let item = popDue(before: deadline) {
-            item.work()
-            flush()
-        }
-        state.withLock { $0.now = max($0.now, deadline) }
+        clock.advance(to: deadline)
     }
 
     /// Models the device sleeping for `interval` while the app is suspended: the clock jumps forward at once
@@ -104,12 +73,7 @@ public final class ManualScheduler: CableScheduler, Sendable {
     /// #expect(client.state.value == .connecting(attempt: 0))  // found stale at once, reconnecting
     /// ```
     public func suspend(for interval: TimeInterval) {
-        flush()
-        let woken = state.withLock { state -> TimeInterval in
-            state.now += max(interval, 0)
-            return state.now
-        }
-        advance(to: woken)
+        clock.suspend(for: interval)
     }
 
     /// Runs pending work, moving time to each deadline, until nothing is pending or `limit` pieces of work
@@ -118,37 +82,7 @@ public final class ManualScheduler: CableScheduler, Sendable {
     /// - Returns: how many pieces of work ran.
     @discardableResult
     public func run(limit: Int = 1000) -> Int {
-        var ran = 0
-        flush()
-        while ran < limit, let item = popDue(before: .infinity) {
-            item.work()
-            flush()
-            ran += 1
-        }
-        return ran
-    }
-
-    private func popDue(before deadline: TimeInterval) -> Item? {
-        state.withLock { state -> Item? in
-            guard
-                let index = state.items.indices.min(by: {
-                    (state.items[$0].deadline, state.items[$0].id) < (state.items[$1].deadline, state.items[$1].id)
-                }), state.items[index].deadline <= deadline
-            else { return nil }
-            let item = state.items.remove(at: index)
-            state.now = max(state.now, item.deadline)
-            return item
-        }
-    }
-
-    fileprivate func cancel(_ id: UInt64) {
-        state.withLock { $0.items.removeAll { $0.id == id } }
-    }
-
-    private struct Token: ScheduledWork {
-        let scheduler: ManualScheduler
-        let id: UInt64
-        func cancel() { scheduler.cancel(id) }
+        clock.run(limit: limit)
     }
 }
 
