@@ -9,6 +9,8 @@ let package = Package(
     products: [
         .library(name: "Signals", targets: ["Signals"]),
         .library(name: "CableReactive", targets: ["CableReactive"]),
+        // CablePreview: for SwiftUI previews and view-model tests; an app target may link it (no test code).
+        .library(name: "CableReactivePreview", targets: ["CableReactivePreview"]),
         .library(name: "CableTesting", targets: ["CableTesting"]),
     ],
     targets: [
@@ -32,7 +34,7 @@ let package = Package(
         // Links libcrypto itself: SHA1Tests checks our SHA-1 against OpenSSL's (the library only loads OpenSSL).
         .testTarget(
             name: "CableReactiveTests",
-            dependencies: ["CableReactive", "CableTesting", "Signals"],
+            dependencies: ["CableReactive", "CableReactivePreview", "CableTesting", "Signals"],
             linkerSettings: [.linkedLibrary("crypto", .when(platforms: [.linux]))]
         ),
         // Issue 23: the code a SwiftUI app writes (`@Observable` models next to `import Signals`, `@MainActor`
