@@ -112,6 +112,12 @@ let package = Package(
             dependencies: ["CableReactive", "CableTesting", "Signals"],
             path: "Playgrounds-linux/ExampleSupport"
         ),
+        // A view model driven by CablePreview (no socket, no server, no real time): no test module needed.
+        .executableTarget(
+            name: "PreviewDemo",
+            dependencies: ["CableReactive", "CableReactivePreview", "Signals"],
+            path: "Playgrounds-linux/PreviewDemo"
+        ),
         .target(
             name: "ReadmeSnippets",
             dependencies: ["CableReactive", "Signals"],
