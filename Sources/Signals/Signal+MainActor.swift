@@ -27,9 +27,11 @@ extension Signal {
     /// }
     /// ```
     ///
-    /// Values are delivered through the main queue, one at a time and in order, as
-    /// `observe(on: DispatchQueue.main)` delivers them. A ``StateValue`` delivers its current value first, on
-    /// the next turn of the main queue (not before this call returns).
+    /// Values are delivered on the main queue, one at a time and in order, as `observe(on: DispatchQueue.main)`
+    /// delivers them: a value sent from another thread at the main queue's next turn, and one sent on the main
+    /// actor at once, before the send returns (so a view, a preview or a test driving the source sees it in the same
+    /// turn). Likewise a ``StateValue`` delivers its current value first: before this call returns when it is made on
+    /// the main actor.
     ///
     /// - Parameters:
     ///   - delivery: ``MainActorDelivery/main``.

@@ -18,7 +18,9 @@ extension SignalEvent: Equatable where Element: Equatable {}
 /// - No lock is held while observer code runs, so an observer may send to this or any other signal.
 /// - Without a `queue`, an observer runs on the thread that sent the value, before `send` returns, unless
 ///   another thread is delivering to that observer at that moment; that thread then delivers it too.
-///   With a `queue`, the observer runs there, one event at a time.
+///   With a `queue`, the observer runs there, one event at a time; for the main queue, a value sent on the main
+///   queue is delivered at once, before `send` returns (unless an earlier delivery to that observer is pending).
+///   Any other queue is reached with `async`.
 /// - Each observer has its own buffer, governed by a ``BufferingPolicy``; drops are counted.
 ///
 /// Conform your own types by implementing ``observeEvents(on:buffering:_:)``; operators such as

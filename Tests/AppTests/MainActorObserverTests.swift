@@ -108,6 +108,23 @@ struct MainActorObserverTests {
         #expect(calls.withLock { $0 } == 2)  // 0 and 1; nothing after the model went
     }
 
+    @Test("on the main actor, a main-queue observer gets a value before the send returns, in order with earlier ones")
+    func mainQueueObserverRunsAtOnceOnMain() async {
+        let source = MutableStateValue(0)
+        let seen = Locked<[Int]>([])
+        let token = source.observe(on: .main) { value in seen.withLock { $0.append(value) } }
+        #expect(seen.withLock { $0 } == [0])  // the current value, before observe returned
+        source.value = 1
+        #expect(seen.withLock { $0 } == [0, 1])
+        DispatchQueue.global().sync { source.value = 2 }  // another thread: delivered at the main queue's next turn
+        #expect(seen.withLock { $0 } == [0, 1])
+        source.value = 3  // waits behind 2, which is posted
+        #expect(seen.withLock { $0 } == [0, 1])
+        await Self.drainMainQueue()
+        #expect(seen.withLock { $0 } == [0, 1, 2, 3])
+        token.cancel()
+    }
+
     @MainActor
     final class Counter {
         private(set) var seen: [Int] = []

@@ -123,7 +123,7 @@ public struct CableMessages<Element: Sendable>: AsyncSequence, Signal {
         let transform = transform
         let submit: @Sendable (@escaping @Sendable () -> Void) -> Void
         if let queue {
-            submit = { work in queue.async(execute: work) }
+            submit = drainSubmit(on: queue)
         } else {
             submit = lease.callbacks.submit
         }

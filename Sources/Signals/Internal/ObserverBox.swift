@@ -66,11 +66,7 @@ package final class ObserverBox<Element: Sendable>: Drainable, ObservationTarget
     convenience init(
         queue: DispatchQueue?, buffering: BufferingPolicy, handler: @escaping @Sendable (SignalEvent<Element>) -> Void
     ) {
-        var submit: Submit?
-        if let queue {
-            submit = { @Sendable work in queue.async(execute: work) }
-        }
-        self.init(submit: submit, buffering: buffering, handler: handler)
+        self.init(submit: queue.map(drainSubmit(on:)), buffering: buffering, handler: handler)
     }
 
     /// A push box whose drain runs through `submit` (serially, in submission order), or on the sending thread.

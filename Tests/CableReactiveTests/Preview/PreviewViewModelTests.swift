@@ -4,9 +4,8 @@ import Signals
 import Testing
 
 /// A view model written against the client, as an app writes it: it holds the client and its subscriptions and
-/// observes states and messages without a queue, so they arrive on the client's callback queue, which it takes
-/// to be the main thread (the app builds its client with `callbackQueue: .main`; a ``CablePreview`` delivers
-/// there too).
+/// observes states and messages on the main actor (`observe(on: .main)`). A ``CablePreview`` publishes on the main
+/// queue, where such an observer runs at once, so a test sees each step right after `flush()`.
 @MainActor
 final class ChatRoomModel {
     struct Line: Equatable, Sendable, CustomStringConvertible {
@@ -30,14 +29,13 @@ final class ChatRoomModel {
         room = try client.subscribe(["channel": "ChatChannel", "room": "lobby"])
         admin = try client.subscribe(["channel": "AdminChannel"])
         observations = [
-            client.state.observe { [weak self] state in MainActor.assumeIsolated { self?.connection = state } },
-            client.lastDisconnect.observe { [weak self] lost in MainActor.assumeIsolated { self?.lastDisconnect = lost }
-            },
-            room.state.observe { [weak self] state in MainActor.assumeIsolated { self?.roomState = state } },
-            admin.state.observe { [weak self] state in MainActor.assumeIsolated { self?.adminState = state } },
-            room.messages.observe { [weak self] message in
+            client.state.observe(on: .main) { [weak self] state in self?.connection = state },
+            client.lastDisconnect.observe(on: .main) { [weak self] lost in self?.lastDisconnect = lost },
+            room.state.observe(on: .main) { [weak self] state in self?.roomState = state },
+            admin.state.observe(on: .main) { [weak self] state in self?.adminState = state },
+            room.messages.observe(on: .main) { [weak self] message in
                 let line = Line(user: message["user"]?.stringValue ?? "?", text: message["text"]?.stringValue ?? "")
-                MainActor.assumeIsolated { self?.lines.append(line) }
+                self?.lines.append(line)
             },
         ]
     }
