@@ -39,7 +39,10 @@ let package = Package(
         ),
         // Issue 23: the code a SwiftUI app writes (`@Observable` models next to `import Signals`, `@MainActor`
         // observers, mirrors, typed channels, previews), compiled in Swift 6 mode with warnings as errors, and run.
-        .testTarget(name: "AppTests", dependencies: ["CableReactive", "CableTesting", "Signals"]),
+        .testTarget(
+            name: "AppTests",
+            dependencies: ["CableReactive", "CableReactivePreview", "CableTesting", "Signals", "SwiftUIChat"]
+        ),
         // LocalCableServer against the real client, raw sockets and hostile bytes; SHA-1 vectors.
         .testTarget(name: "CableTestingTests", dependencies: ["CableReactive", "CableTesting", "Signals"]),
         // Runs SocketTransport against a real, independent peer (Python `websockets`, see
@@ -112,18 +115,21 @@ let package = Package(
             dependencies: ["CableReactive", "CableTesting", "Signals"],
             path: "Playgrounds-linux/ExampleSupport"
         ),
-        // A view model driven by CablePreview (no socket, no server, no real time): no test module needed.
-        .executableTarget(
-            name: "PreviewDemo",
-            dependencies: ["CableReactive", "CableReactivePreview", "Signals"],
-            path: "Playgrounds-linux/PreviewDemo"
-        ),
         .target(
             name: "ReadmeSnippets",
             dependencies: ["CableReactive", "Signals"],
             path: "Playgrounds-linux/ReadmeSnippets"
         ),
     ]
+        + [
+            // The README's SwiftUI app: the view model runs on Linux against LocalCableServer (main.swift); its
+            // view and preview (ChatScreen.swift) compile on Apple platforms only.
+            .executableTarget(
+                name: "SwiftUIChat",
+                dependencies: ["CableReactive", "CableReactivePreview", "CableTesting", "ExampleSupport", "Signals"],
+                path: "Playgrounds-linux/SwiftUIChat"
+            )
+        ]
         + ["Chat", "GatedConnect", "TokenRefresh", "TypedChannel", "ReconnectDemo", "SeamlessReconnect"].map { name in
             .executableTarget(
                 name: name,

@@ -128,32 +128,6 @@ func dropsExample(chat: ChannelSubscription) {
     _ = dropped
 }
 
-/// Why the connection was lost.
-func lastDisconnectExample(client: ActionCableClient, show: @escaping @Sendable (String?) -> Void) -> SignalObservation
-{
-    // snippet:start last-disconnect
-    // lastDisconnect is history: a healthy reconnect keeps it. Show it only while not connected.
-    let banner = combineLatest(client.state, client.lastDisconnect).map(bannerText).observe(on: .main) { text in
-        show(text)  // nil: hide the banner
-    }
-    // snippet:end
-    return banner
-}
-
-// snippet:start banner-text
-/// The reconnect banner's text: nothing while connected, else why the last session or attempt ended.
-func bannerText(_ state: CableState, _ last: CableDisconnect?) -> String? {
-    guard !state.isConnected, let last else { return nil }
-    switch last.kind {
-    case .failed where last.httpStatus.map { (400..<500).contains($0) } == true:
-        return "The server refused the app (HTTP \(last.httpStatus ?? 0))"
-    case .failed, .welcomeTimeout: return "Can't reach the server; retrying"
-    case .serverDisconnect where last.serverReason == "server_restart": return "Server restarting"
-    default: return last.wasConnected ? "Connection lost; reconnecting" : "Retrying"
-    }
-}
-// snippet:end
-
 /// A retry countdown.
 func nextAttemptExample(client: ActionCableClient, show: @escaping @Sendable (String) -> Void) -> SignalObservation {
     // snippet:start next-attempt
@@ -247,47 +221,22 @@ func unmeteredGateExample(url: URL, loggedIn: MutableStateValue<Bool>) throws ->
     return try ActionCableClient(url: url, canConnect: canConnect)
 }
 
-#if canImport(SwiftUI) && canImport(Combine)
-    import Combine
-    import SwiftUI
-
-    // snippet:start swiftui
-    /// Owns the client for the app's lifetime and publishes what the UI shows.
-    @MainActor
-    final class CableModel: ObservableObject {
-        @Published private(set) var state: CableState = .disconnected
-        let loggedIn: MutableStateValue<Bool>
-        let foreground: MutableStateValue<Bool>
-        private let client: ActionCableClient
-
-        init(url: URL) throws {
-            let loggedIn = MutableStateValue(false)
-            let foreground = MutableStateValue(false)
-            self.loggedIn = loggedIn
-            self.foreground = foreground
-            client = try ActionCableClient(url: url, canConnect: combineLatest(loggedIn, foreground).map { $0 && $1 })
-            let states = client.state
-            Task { [weak self] in  // on the main actor, like this initializer
-                for await state in states.values {
-                    guard let self else { return }
-                    self.state = state
-                }
-            }
-            client.connect()
-        }
+/// Gate inputs that change together, kept in one state.
+func sessionGateExample(url: URL) throws -> ActionCableClient {
+    // snippet:start gate-together
+    struct Session: Equatable {
+        var loggedIn = false
+        var accountReady = false
     }
-
-    @available(iOS 14, macOS 11, tvOS 14, watchOS 7, *)  // scenePhase and onChange(of:perform:)
-    struct ChatScreen: View {
-        @Environment(\.scenePhase) private var scenePhase
-        @ObservedObject var model: CableModel
-
-        var body: some View {
-            Text(model.state == .connected ? "Live" : "Connecting…")
-                .onChange(of: scenePhase) { phase in
-                    model.foreground.value = phase == .active
-                }
-        }
+    let session = MutableStateValue(Session())
+    let canConnect = combineLatest(session.map { $0.loggedIn && $0.accountReady }, CablePlatform.networkAvailable)
+        .map { $0 && $1 }
+    let client = try ActionCableClient(url: url, canConnect: canConnect)
+    // One update, one value: the gate never sees the new login with the old account.
+    session.update {
+        $0.loggedIn = true
+        $0.accountReady = true
     }
-// snippet:end
-#endif
+    // snippet:end
+    return client
+}
