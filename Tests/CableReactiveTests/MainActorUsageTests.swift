@@ -45,9 +45,9 @@ final class ChatViewModel {
     }
 }
 
-/// The same steps on an actor of the test's own, which runs; the view model above is checked by the compiler
-/// only. A `@MainActor` test driving it hung in this test target before it started, for a reason not yet
-/// found: a trivial `@MainActor` test, and one awaiting `client.state.first` on the main actor, both run.
+/// The same steps on an actor of the test's own, which runs. Driven from the main actor through `ClientHarness`,
+/// the view model above would wait for ever: its awaits wait for callbacks that run only when the test flushes the
+/// `ManualScheduler`, which a suspended test never does. `PreviewViewModelTests` runs it against a `CablePreview`.
 actor ChatModel {
     let client: ActionCableClient
     let room: ChannelSubscription
