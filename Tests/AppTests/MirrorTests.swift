@@ -38,6 +38,35 @@ struct MirrorTests {
         #expect(changes.withLock { $0 } == 2)  // tracking fires once per registration
     }
 
+    struct Opaque: Sendable { let n: Int }
+
+    @available(macOS 14, iOS 17, tvOS 17, watchOS 10, *)
+    @Test("equal values are not written again, optionals included; values that are not Equatable always are")
+    func stateMirrorSkipsEqualWrites() {
+        let optional = MutableStateValue<String?>(nil, isDuplicate: nil)  // a source that sends repeats
+        let mirror = StateMirror(optional.readOnly)
+        let opaque = MutableStateValue(Opaque(n: 1))
+        let opaqueMirror = StateMirror(opaque.readOnly)
+        let writes = Locked(0)
+        let opaqueWrites = Locked(0)
+        withObservationTracking {
+            _ = mirror.value
+        } onChange: {
+            writes.withLock { $0 += 1 }
+        }
+        withObservationTracking {
+            _ = opaqueMirror.value
+        } onChange: {
+            opaqueWrites.withLock { $0 += 1 }
+        }
+        optional.value = nil  // on the main actor: delivered at once, and equal
+        #expect(writes.withLock { $0 } == 0)
+        optional.value = "a"
+        #expect(writes.withLock { $0 } == 1 && mirror.value == "a")
+        opaque.value = Opaque(n: 1)
+        #expect(opaqueWrites.withLock { $0 } == 1)
+    }
+
     @available(macOS 14, iOS 17, tvOS 17, watchOS 10, *)
     @Test("a StateMirror of a signal without a current value starts from its initial value")
     func stateMirrorOfSignal() async {

@@ -24,38 +24,21 @@
     public final class StateMirror<Value: Sendable> {
         /// The source's latest value.
         public private(set) var value: Value
-        @ObservationIgnored private let isDuplicate: (Value, Value) -> Bool
         @ObservationIgnored private var observation: SignalObservation?
 
-        /// Mirrors `source`, starting from `initial` until its first value arrives.
+        /// Mirrors `source`, starting from `initial` until its first value arrives. When `Value` is `Equatable`, a
+        /// value equal to the current one is not written again.
         public init(_ source: some Signal<Value>, initial: Value) {
             value = initial
-            isDuplicate = { _, _ in false }
-            observe(source)
+            observation = source.observe(on: .main) { [weak self] value in
+                guard let self, mirrorShouldWrite(value, over: self.value) else { return }
+                self.value = value
+            }
         }
 
         /// Mirrors `state`, starting from its current value.
         public convenience init(_ state: StateValue<Value>) {
             self.init(state, initial: state.value)
-        }
-
-        /// Mirrors `source`, starting from `initial`, and skips writes equal to the current value.
-        public init(_ source: some Signal<Value>, initial: Value) where Value: Equatable {
-            value = initial
-            isDuplicate = { $0 == $1 }
-            observe(source)
-        }
-
-        /// Mirrors `state`, starting from its current value, and skips writes equal to the current value.
-        public convenience init(_ state: StateValue<Value>) where Value: Equatable {
-            self.init(state, initial: state.value)
-        }
-
-        private func observe(_ source: some Signal<Value>) {
-            observation = source.observe(on: .main) { [weak self] value in
-                guard let self, !self.isDuplicate(self.value, value) else { return }
-                self.value = value
-            }
         }
     }
 
