@@ -127,7 +127,7 @@ struct LogContext: Sendable {
 
     init(host: String, label: String? = nil, logger: CableLogger? = nil) {
         self.host = host
-        self.label = label.map { Self.loggable($0, limit: Self.maxLabelLength, extra: "-.") }
+        self.label = label.map { loggableText($0, limit: Self.maxLabelLength, extra: "-.") }
         self.logger = logger
     }
 
@@ -217,21 +217,6 @@ extension URL {
         let host = self.host ?? "?"
         let shown = host.contains(":") ? "[\(host)]" : host
         return port.map { "\(shown):\($0)" } ?? shown
-    }
-}
-
-extension LogContext {
-    /// `text` cut to `limit` characters, with every character other than an ASCII letter, digit, `_` or one of
-    /// `extra` replaced by `?`: app or server text that a log line may carry without breaking its
-    /// `key=value` shape or leaking anything but names.
-    static func loggable(_ text: String, limit: Int, extra: String = "") -> String {
-        String(
-            text.unicodeScalars.prefix(limit).map { scalar -> Character in
-                switch scalar.value {
-                case 0x30...0x39, 0x41...0x5A, 0x61...0x7A, 0x5F: Character(scalar)
-                default: extra.unicodeScalars.contains(scalar) ? Character(scalar) : "?"
-                }
-            })
     }
 }
 

@@ -33,7 +33,7 @@ enum DecodingFailure {
                 rendered += "[\(index)]"
             } else {
                 if !rendered.isEmpty { rendered += "." }
-                rendered += LogContext.loggable(key.stringValue, limit: maxKeyLength)
+                rendered += loggableText(key.stringValue, limit: maxKeyLength)
             }
         }
         return (path.count > maxComponents ? "…" : "") + rendered
