@@ -25,7 +25,7 @@ final class RoomViewModel {
         tokens.append(room.state.observe(on: .main) { [weak self] in self?.roomState = $0 })
         tokens.append(
             room.messages.observe(on: .main) { [weak self] message in
-                self?.onMainThread.append(MainQueueMark.isOnMainQueue)
+                self?.onMainThread.append(MainQueueMark.isCurrent)
                 self?.texts.append(message["text"]?.stringValue ?? "?")
             })
         tokens.append(online.map { !$0 }.map { !$0 }.observe(on: .main) { self.online = $0 })
@@ -42,17 +42,6 @@ final class RoomViewModel {
     }
 }
 
-/// Whether code runs on the main queue, the main actor's executor. (`Thread.isMainThread` is false there in a
-/// test process on Linux: the main thread is parked and worker threads drain the main queue.)
-enum MainQueueMark {
-    static let key = DispatchSpecificKey<Bool>()
-    static let marked: Void = DispatchQueue.main.setSpecific(key: key, value: true)
-    static var isOnMainQueue: Bool {
-        _ = marked
-        return DispatchQueue.getSpecific(key: key) == true
-    }
-}
-
 @Suite("Main-actor observers")
 @MainActor
 struct MainActorObserverTests {
@@ -65,7 +54,6 @@ struct MainActorObserverTests {
             url: URL(string: "ws://cable.test/cable")!, transport: fake, scheduler: scheduler,
             callbackQueue: DispatchQueue(label: "callbacks"))
         let room = try client.subscribe(["channel": "ChatChannel"])
-        _ = MainQueueMark.marked
         let model = RoomViewModel(client: client, room: room, online: online.readOnly)
         let loop = Task { await model.follow(client) }
         client.connect()

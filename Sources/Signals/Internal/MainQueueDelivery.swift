@@ -24,14 +24,14 @@ package func drainSubmit(on queue: DispatchQueue) -> @Sendable (@escaping @Senda
 /// Tells whether code runs on the main queue: a queue-specific value set on it. (`Thread.isMainThread` is not the
 /// test: under a process that parks its main thread in `dispatch_main()`, as `swift test` on Linux does, worker
 /// threads drain the main queue.)
-enum MainQueueMark {
+package enum MainQueueMark {
     private static let key = DispatchSpecificKey<Bool>()
     private static let marked: Bool = {
         DispatchQueue.main.setSpecific(key: key, value: true)
         return true
     }()
 
-    static var isCurrent: Bool {
+    package static var isCurrent: Bool {
         _ = marked
         return DispatchQueue.getSpecific(key: key) == true
     }

@@ -1,24 +1,24 @@
-/// The newest `limit` elements of a sequence, oldest first: what a ``MessagesMirror`` shows. A value type, so
+/// The newest `limit` elements of a sequence, oldest first: what a `MessagesMirror` shows. A value type, so
 /// both mirrors (the `@Observable` one and the `ObservableObject` one) keep their list by the same rule.
-public struct RecentElements<Element> {
+struct RecentElements<Element> {
     /// The elements kept, oldest first; never more than ``limit``.
-    public private(set) var elements: [Element] = []
+    private(set) var elements: [Element] = []
     /// How many elements are kept; at least 1.
-    public let limit: Int
+    let limit: Int
 
     /// An empty list that keeps the newest `limit` elements (`limit` below 1 is taken as 1).
-    public init(limit: Int) {
+    init(limit: Int) {
         self.limit = max(1, limit)
     }
 
     /// Adds `element` as the newest, dropping the oldest beyond ``limit``.
-    public mutating func append(_ element: Element) {
+    mutating func append(_ element: Element) {
         if elements.count == limit { elements.removeFirst() }
         elements.append(element)
     }
 
     /// Forgets every element.
-    public mutating func removeAll() {
+    mutating func removeAll() {
         elements.removeAll()
     }
 }
