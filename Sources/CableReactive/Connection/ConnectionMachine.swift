@@ -8,6 +8,9 @@
 ///
 /// Identifiers: every attempt gets a fresh `id`; the transport, its events and the timers carry it, so an
 /// event from an attempt that has since been replaced is recognised and ignored.
+///
+/// Every input has one entry: ``handle(_:now:random:)`` for the events, ``noteFrame(id:now:)`` for inbound
+/// traffic (which only moves the stale watchdog's clock, and comes with every read).
 struct ConnectionMachine: Sendable {
     struct Config: Sendable {
         var staleTimeout: TimeInterval
@@ -51,8 +54,6 @@ struct ConnectionMachine: Sendable {
         case transportClosed(
             id: UInt64, unauthorized: Bool, info: WebSocketCloseInfo = .failed(WebSocketError(.abnormalClosure)))
         case welcome(id: UInt64)
-        /// Any other inbound frame (ping, confirmation, message) on attempt `id`.
-        case frame(id: UInt64)
         case serverDisconnect(id: UInt64, reason: String?, reconnect: Bool?)
         /// The handshake of attempt `id` chose `actioncable-unsupported`: the server knows none of our protocols.
         case unsupportedProtocol(id: UInt64)
@@ -106,7 +107,7 @@ struct ConnectionMachine: Sendable {
     var transportID: UInt64? {
         switch phase {
         case .opening(let id), .connected(let id, _): id
-        default: nil
+        case .idle, .gated, .preparing, .backingOff, .refreshing, .stopped, .closed: nil
         }
     }
 
@@ -116,13 +117,19 @@ struct ConnectionMachine: Sendable {
         return nil
     }
 
-    /// Records inbound traffic on the live session without producing actions: the hot path.
-    /// Whether `id` is the welcomed, live connection (what ``noteFrame(id:now:)`` checks), without noting.
+    /// Whether `id` is the welcomed, live session: what ``noteFrame(id:now:)`` checks, without noting an
+    /// arrival. The data-frame path checks each message with it and notes its read once, at the read's end,
+    /// so that a read of many messages takes the clock once.
     func isLive(_ id: UInt64) -> Bool {
         guard case .connected(let live, _) = phase else { return false }
         return live == id
     }
 
+    /// The one entry for inbound traffic on attempt `id`: any frame but a welcome or a server `disconnect`,
+    /// which are events of their own. On the live session it restarts the stale watchdog's silence; before
+    /// the welcome it counts for nothing, so pings cannot stretch the handshake deadline. Returns whether `id`
+    /// is the live session (the caller drops a replaced one's traffic). No actions: it runs for every read,
+    /// and allocates nothing.
     mutating func noteFrame(id: UInt64, now: TimeInterval) -> Bool {
         guard isLive(id) else { return false }
         lastFrameAt = now
@@ -160,7 +167,6 @@ struct ConnectionMachine: Sendable {
             }
             transportClosed(id: id, unauthorized: unauthorized, info: info, now: now, random: &random)
         case .welcome(let id): welcome(id: id, now: now)
-        case .frame(let id): _ = noteFrame(id: id, now: now)
         case .serverDisconnect(let id, let reason, let reconnect):
             serverDisconnect(id: id, reason: reason, reconnect: reconnect, now: now, random: &random)
         case .unsupportedProtocol(let id):
@@ -279,8 +285,8 @@ struct ConnectionMachine: Sendable {
             }
         case .connected(id, let since):
             sessionLost(since: since, stale: false, resetStreak: false, now: now, random: &random)
-        default:
-            break
+        case .idle, .gated, .preparing, .opening, .connected, .backingOff, .refreshing, .stopped, .closed:
+            break  // not attempt `id`'s open transport: the late close of a replaced one
         }
     }
 
@@ -300,8 +306,10 @@ struct ConnectionMachine: Sendable {
             switch phase {
             case .connected(_, let since):
                 sessionLost(since: since, stale: false, resetStreak: true, now: now, random: &random)
-            default:
+            case .opening:
                 openFailed(resetStreak: true, now: now, random: &random)
+            case .idle, .gated, .preparing, .backingOff, .refreshing, .stopped, .closed:
+                break  // no transport: ruled out by the `transportID` guard above
             }
         } else {
             stop(reason: .server(reason))
@@ -314,10 +322,24 @@ struct ConnectionMachine: Sendable {
         now: TimeInterval,
         random: inout some RandomNumberGenerator
     ) {
-        switch (kind, phase) {
-        case (.backoff, .backingOff(id)):
+        switch kind {
+        case .backoff: backoffFired(id: id, now: now)
+        case .watchdog: watchdogFired(id: id, now: now, random: &random)
+        }
+    }
+
+    private mutating func backoffFired(id: UInt64, now: TimeInterval) {
+        switch phase {
+        case .backingOff(id):
             startAttempt(now: now)
-        case (.watchdog, .connected(id, let since)):
+        case .idle, .gated, .preparing, .opening, .connected, .backingOff, .refreshing, .stopped, .closed:
+            break  // a replaced backoff's timer, fired before its cancellation took effect
+        }
+    }
+
+    private mutating func watchdogFired(id: UInt64, now: TimeInterval, random: inout some RandomNumberGenerator) {
+        switch phase {
+        case .connected(id, let since):
             let silence = now - lastFrameAt
             // A millisecond of slack: a remainder below the clock's resolution would re-arm the watchdog for
             // the same instant forever.
@@ -328,7 +350,7 @@ struct ConnectionMachine: Sendable {
             } else {
                 actions.append(.schedule(.watchdog, id: id, after: config.staleTimeout - silence))
             }
-        case (.watchdog, .preparing(id)), (.watchdog, .opening(id)):
+        case .preparing(id), .opening(id):
             // A timer may fire early (a wall-clock deadline after the clock was set forward): only the
             // scheduler's clock says whether the attempt's time is up.
             let waited = now - attemptStartedAt
@@ -339,11 +361,11 @@ struct ConnectionMachine: Sendable {
             emit(.warn, "handshake_timeout", [.attempt(attempt)])
             lost(.welcomeTimeout)
             openFailed(resetStreak: true, now: now, random: &random)
-        case (.watchdog, .refreshing(id, _)):
+        case .refreshing(id, _):
             emit(.warn, "unauthorized_callback_failed", [.attempt(attempt)])
             openFailed(resetStreak: false, now: now, random: &random)
-        default:
-            break
+        case .idle, .gated, .preparing, .opening, .connected, .backingOff, .refreshing, .stopped, .closed:
+            break  // a replaced attempt's (or onUnauthorized call's) watchdog, fired before its cancellation
         }
     }
 

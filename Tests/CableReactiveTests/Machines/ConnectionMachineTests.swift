@@ -24,7 +24,8 @@ struct ConnectionHandshakeTests {
         let id = h.start()
         #expect(h.state == .connecting(attempt: 0))
         #expect(h.log.contains(.openTransport(id: id)))
-        h.send(.frame(id: id))
+        let noted = h.noteFrame(id)
+        #expect(!noted)
         #expect(h.state == .connecting(attempt: 0))
         let actions = h.send(.welcome(id: id))
         #expect(h.state == .connected)
@@ -38,7 +39,8 @@ struct ConnectionHandshakeTests {
         let id = h.start()
         #expect(MachineHarness.delays(h.log, .watchdog) == [15])
         h.advance(10)
-        h.send(.frame(id: id))
+        let noted = h.noteFrame(id)
+        #expect(!noted)
         h.advance(5)
         let actions = h.send(.timerFired(.watchdog, id: id))
         #expect(actions.contains(.closeTransport(id: id)))
@@ -51,7 +53,8 @@ struct ConnectionHandshakeTests {
         var h = MachineHarness()
         let id = h.welcomed()
         h.advance(14)
-        h.send(.frame(id: id))
+        let noted = h.noteFrame(id)
+        #expect(noted)
         h.advance(1)
         let rescheduled = h.send(.timerFired(.watchdog, id: id))
         #expect(MachineHarness.delays(rescheduled, .watchdog) == [14])
@@ -82,10 +85,33 @@ struct ConnectionHandshakeTests {
         let id = h.welcomed()
         for _ in 0..<20 {
             h.advance(3)
-            h.send(.frame(id: id))
+            h.noteFrame(id)
             if h.now.truncatingRemainder(dividingBy: 15) < 3 { h.send(.timerFired(.watchdog, id: id)) }
         }
         #expect(h.state == .connected)
+    }
+
+    @Test("traffic counts only on the live session; isLive says which that is without noting the traffic")
+    func trafficOnLiveSessionOnly() {
+        var h = MachineHarness()
+        let first = h.welcomed()
+        #expect(h.machine.isLive(first))
+        let onLive = h.noteFrame(first)
+        #expect(onLive)
+        h.send(.transportClosed(id: first, unauthorized: false))
+        #expect(!h.machine.isLive(first))
+        let afterClose = h.noteFrame(first)
+        #expect(!afterClose)
+        h.fireBackoff()
+        let second = h.welcomed()
+        let late = h.noteFrame(first)
+        #expect(!late)  // a replaced attempt's late traffic
+        h.advance(14)
+        #expect(h.machine.isLive(second))
+        h.advance(1)
+        // 15 s of silence since the welcome: asking isLive did not count as traffic.
+        let stale = h.send(.timerFired(.watchdog, id: second))
+        #expect(stale.contains(.closeTransport(id: second)))
     }
 
     @Test("closing the gate cancels the attempt and disconnects; opening it connects at once")

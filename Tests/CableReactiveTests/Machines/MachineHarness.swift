@@ -28,6 +28,12 @@ struct MachineHarness {
         return actions
     }
 
+    /// Inbound traffic on attempt `id`, now; returns whether `id` is the live session.
+    @discardableResult
+    mutating func noteFrame(_ id: UInt64) -> Bool {
+        machine.noteFrame(id: id, now: now)
+    }
+
     mutating func advance(_ seconds: TimeInterval) { now += seconds }
 
     var phase: ConnectionMachine.Phase { machine.phase }
@@ -37,7 +43,7 @@ struct MachineHarness {
         switch machine.phase {
         case .preparing(let id), .opening(let id), .connected(let id, _), .backingOff(let id): id
         case .refreshing(let id, _): id
-        default: nil
+        case .idle, .gated, .stopped, .closed: nil
         }
     }
 
