@@ -21,7 +21,7 @@ import Signals
 /// queued (one FIFO, drained by one thread, never re-entrantly); `.opened` or `.closed` comes first; `.closed`
 /// comes exactly once and last (a connection's entry is removed when it is delivered, and every event queued
 /// for it later is discarded); the handler is released then.
-final class PreviewServer: WebSocketTransport {
+final class PreviewServer: WebSocketTransport, NativeTransport {
     /// What the server does, fixed at init.
     struct Script: Sendable {
         var channels: [String: CablePreview.Channel]
@@ -85,6 +85,15 @@ final class PreviewServer: WebSocketTransport {
     }
 
     // MARK: the transport
+
+    /// The client's way in: `.text` events feed its receiver; `send` and `close` only queue, so they may come
+    /// from inside a delivery.
+    func connect(
+        request: CableRequest, protocols: [String], receiver: TextReceiver,
+        handler: @escaping @Sendable (WebSocketEvent) -> Void
+    ) -> any WebSocketConnection {
+        connect(request: request, protocols: protocols, handler: receiver.adapting(handler))
+    }
 
     func connect(
         request: CableRequest,

@@ -17,7 +17,7 @@ import Signals
 /// Events are delivered synchronously on the calling thread. `close(code:reason:)` by the client only
 /// records the close; call ``Connection/finishClose()`` to deliver the `.closed` event a real transport
 /// would send.
-public final class FakeTransport: WebSocketTransport {
+public final class FakeTransport: WebSocketTransport, NativeTransport {
     private let connectionList = Locked<[Connection]>([])
     private let count = MutableStateValue(0)
 
@@ -46,6 +46,15 @@ public final class FakeTransport: WebSocketTransport {
         }
         count.value = total
         return connection
+    }
+
+    /// The client's way in: `.text` events feed its receiver. A fake connection takes `send` and `close` from
+    /// inside its own delivery (they never take the delivery lock).
+    package func connect(
+        request: CableRequest, protocols: [String], receiver: TextReceiver,
+        handler: @escaping @Sendable (WebSocketEvent) -> Void
+    ) -> any WebSocketConnection {
+        connect(request: request, protocols: protocols, handler: receiver.adapting(handler))
     }
 
     /// One fake connection.

@@ -4,14 +4,17 @@
     import Foundation
 #endif
 
-/// A transport that can hand text messages over as UTF-8 bytes, and report the end of each network read.
+/// A transport of this package (`SocketTransport`, `URLSessionTransport`, CableTesting's `FakeTransport`):
+/// one the client uses as it is. Any other ``WebSocketTransport`` is wrapped once, when the client is made
+/// (``ForeignTransport``).
 ///
-/// The client's hot path: bytes skip a `String` per message (the client parses JSON from bytes anyway),
-/// and the end-of-read report lets it wake a waiting `for await` loop once per read instead of once per
-/// message (a read holds hundreds of messages from a fast server; waking a task costs more than handling
-/// a message). Transports without it (custom ones, `URLSessionTransport`, the fake) deliver `.text`
-/// events and the consumer is woken per message: correct, only slower.
-package protocol BatchReportingTransport: WebSocketTransport {
+/// Two promises beyond ``WebSocketTransport``'s:
+/// - Text messages go to a ``TextReceiver`` as validated UTF-8, with the end of each network read reported,
+///   so the client parses bytes without a `String` per message and wakes a waiting loop once per read.
+///   A transport with no reads of its own reports each message as a read (``TextReceiver/adapting(_:)``).
+/// - Its connections accept `send` and `close` from inside their own event delivery, on the delivering
+///   thread (the client answers a welcome with its subscribes, a ping with a pong, from there).
+package protocol NativeTransport: WebSocketTransport {
     /// ``WebSocketTransport/connect(request:protocols:handler:)``, except that text messages go to
     /// `receiver` instead of `handler` as `.text` events. Both run on the same thread, serially.
     func connect(
@@ -23,7 +26,7 @@ package protocol BatchReportingTransport: WebSocketTransport {
 }
 
 /// Where a connection delivers text messages as UTF-8 bytes instead of `.text(String)` events: the path
-/// ``ActionCableClient`` uses. Package-only, as ``BatchReportingTransport`` is: apps get messages from the
+/// ``ActionCableClient`` uses. Package-only, as ``NativeTransport`` is: apps get messages from the
 /// client, and a custom transport delivers `.text` events.
 ///
 /// Both closures run on the connection's I/O thread, serially, in wire order, interleaved with the
@@ -57,9 +60,9 @@ package struct TextReceiver: Sendable {
 
 extension TextReceiver {
     /// `handler`, except that `.text` events go to this receiver, each as a read of one message: how a
-    /// transport without ``BatchReportingTransport`` (`URLSessionTransport`, `FakeTransport`, your own) feeds
-    /// the same delivery path as `SocketTransport`.
-    func adapting(
+    /// transport that delivers `.text` events (`URLSessionTransport`, `FakeTransport`, your own) feeds the
+    /// same delivery path as `SocketTransport`.
+    package func adapting(
         _ handler: @escaping @Sendable (WebSocketEvent) -> Void
     ) -> @Sendable (WebSocketEvent) -> Void {
         let receiver = self

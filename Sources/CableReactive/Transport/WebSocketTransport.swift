@@ -17,6 +17,17 @@
 ///   transport owns. The first event is `.opened` or `.closed`; `.closed` is always the last event and
 ///   arrives exactly once, also after ``WebSocketConnection/close(code:reason:)``.
 /// - The connection keeps itself alive until `.closed` has been delivered, then releases `handler`.
+///
+/// What the client promises in return:
+/// - It never holds a lock of its own while it calls `connect`, `send` or `close`, and it never blocks in
+///   `handler`: `handler` returns once the event is decided on; what it leads to (sends, timers, callbacks)
+///   runs outside the client's lock.
+/// - While `handler` runs, the transport may hold its own locks, including a non-recursive one that `send`
+///   and `close` also take: the client defers any call it makes into that connection from inside the
+///   delivery, on the delivering thread, until the delivery has returned, keeping the calls in order (a
+///   deferred `send` returns `true`: queued). Calls from other threads, at any time, go straight through.
+/// - `connect` may be called from any thread, including from inside the delivery of an earlier connection's
+///   `.closed` event (a retry with no delay): it must not take a lock that the delivery holds.
 public protocol WebSocketTransport: Sendable {
     /// Starts opening a connection for `request` (a `ws` or `wss` URL), offering `protocols` in
     /// `Sec-WebSocket-Protocol`, with the request's headers.

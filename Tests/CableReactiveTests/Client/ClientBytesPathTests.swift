@@ -7,7 +7,7 @@ import Testing
 
 /// A transport that hands text over as bytes, in batches, like SocketTransport: the client's hot path
 /// (token routing, batched wake-ups, arrival noted once per read), driven by hand.
-final class BytesTransport: BatchReportingTransport {
+final class BytesTransport: NativeTransport {
     final class Connection: WebSocketConnection {
         let receiver: TextReceiver?
         let handler: @Sendable (WebSocketEvent) -> Void

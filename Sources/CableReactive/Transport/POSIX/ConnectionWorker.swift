@@ -22,7 +22,7 @@
         let protocols: [String]
         let options: SocketTransport.Options
         private var handler: (@Sendable (WebSocketEvent) -> Void)?
-        /// Takes text messages as bytes instead of `.text` events; see ``BatchReportingTransport``.
+        /// Takes text messages as bytes instead of `.text` events; see ``NativeTransport``.
         let receiver: TextReceiver?
         private var random: any RandomNumberGenerator
         private var stream: SocketStream?

@@ -138,7 +138,7 @@
         }
     }
 
-    extension SocketTransport: BatchReportingTransport {
+    extension SocketTransport: NativeTransport {
         /// Like ``connect(request:protocols:handler:)``, but text messages go to `receiver` as validated UTF-8
         /// bytes (no `String` per message) instead of reaching `handler` as `.text` events. `handler` still
         /// gets `.opened` and `.closed`. See `TextReceiver`.

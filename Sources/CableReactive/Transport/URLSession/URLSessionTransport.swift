@@ -376,4 +376,13 @@
             session?.invalidateAndCancel()
         }
     }
+    /// Its connections deliver outside their lock and take `send` and `close` from any thread.
+    extension URLSessionTransport: NativeTransport {
+        package func connect(
+            request: CableRequest, protocols: [String], receiver: TextReceiver,
+            handler: @escaping @Sendable (WebSocketEvent) -> Void
+        ) -> any WebSocketConnection {
+            connect(request: request, protocols: protocols, handler: receiver.adapting(handler))
+        }
+    }
 #endif

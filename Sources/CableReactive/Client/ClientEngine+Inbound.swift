@@ -1,0 +1,137 @@
+import Signals
+
+#if canImport(Darwin)
+    import Darwin
+#elseif canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#endif
+
+/// The inbound path: what a connection delivers, from its I/O thread.
+///
+/// Every text message arrives as validated UTF-8 (``TextReceiver``). A data frame for a known identifier is
+/// routed by its raw identifier token with one short lock and staged in the connection's ``DeliveryBatch``,
+/// which hands each subscription its messages once per read; no effect runs for it. Every other frame is an
+/// input to the core like an API call: decided under the lock, its effects run after (``ClientEngine/decide(_:)``).
+extension ClientEngine {
+    /// Connects attempt `id`. The connection keeps the receiver and handler until it delivers `.closed`.
+    func openTransport(_ request: CableRequest, id: UInt64) -> any WebSocketConnection {
+        let batch = DeliveryBatch()
+        // The data-frame path reaches `core` without the engine: `core` holds no reference to the receiver,
+        // and the engine (weakly referenced) is loaded only for the other frames, not per message.
+        let core = core
+        let receiver = TextReceiver(
+            text: { [weak self] utf8 in
+                guard !Self.routeDataFrame(utf8: utf8, id: id, batch: batch, core: core) else { return }
+                self?.inbound(CableProtocol.decode(validatedUTF8: utf8), id: id, batch: batch)
+            },
+            batchEnded: { [weak self] in
+                if batch.flush() { sched_yield() }
+                if batch.routedFrames {
+                    batch.routedFrames = false
+                    self?.noteFrames(id: id)
+                }
+            }
+        )
+        return transport.connect(request: request, protocols: options.wireProtocol.offer, receiver: receiver) {
+            [weak self] event in
+            self?.transportEvent(event, id: id, batch: batch)
+        }
+    }
+
+    private func transportEvent(_ event: WebSocketEvent, id: UInt64, batch: DeliveryBatch) {
+        switch event {
+        case .opened(let chosen):
+            // A server that knows none of our protocols answers with the sentinel we offer last. No protocol
+            // at all is accepted: Rails answers that way to a client that offers none it knows, and so does
+            // AnyCable; both then speak plain Action Cable.
+            if chosen == CableWireProtocol.unsupportedSentinel {
+                handle(.machine(.unsupportedProtocol(id: id)))
+            } else if chosen == CableWireProtocol.anyCableExtended.name, options.wireProtocol == .anyCableExtended {
+                core.withLock { $0.restore.handle(.extendedHandshake(id: id)) }
+            }
+        case .text:
+            break  // handed to the receiver
+        case .closed(let info):
+            batch.flush()
+            var unauthorized = false
+            if case .failed(let error) = info, let status = error.httpStatus, status == 401 || status == 403 {
+                unauthorized = true
+            }
+            decide { core, now in
+                core.outbox.append(.log(Self.closeLog(info)))
+                core.decide(.machine(.transportClosed(id: id, unauthorized: unauthorized, info: info)), now: now)
+            }
+        }
+    }
+
+    private static func closeLog(_ info: WebSocketCloseInfo) -> LogEvent {
+        switch info {
+        case .closed(let code, _):
+            LogEvent(level: .info, name: "transport_closed", fields: [.closeCode(code.rawValue)])
+        case .failed(let error):
+            LogEvent(level: .info, name: "transport_failed", fields: [.errorType(error.kind.name)])
+        }
+    }
+
+    /// The hot path for a data frame given as validated UTF-8: one JSON parse outside the lock, a short locked
+    /// lookup of the identifier's raw token (``RouteTable``), then the message is staged for its subscription
+    /// (``DeliveryBatch``). Returns false when the frame needs the full decode (not a data frame, or an
+    /// identifier token we do not know, which may be one escaped differently).
+    private static func routeDataFrame(
+        utf8: UnsafeBufferPointer<UInt8>, id: UInt64, batch: DeliveryBatch, core: Locked<EngineCore>
+    ) -> Bool {
+        guard let (range, message, position) = CableProtocol.decodeDataFrame(validatedUTF8: utf8) else {
+            return false
+        }
+        let token = UnsafeBufferPointer(rebasing: utf8[range])
+        // The arrival time is noted once per read, at its end (noteFrames), not per message.
+        let route = core.withLock { core -> TokenRoute in
+            guard core.machine.isLive(id) else { return .notLive }
+            return core.routes.lookup(token: token).map(TokenRoute.found) ?? .unknown
+        }
+        switch route {
+        case .found(let box):
+            batch.routedFrames = true
+            box.stage(message, at: position, in: batch)
+            return true
+        case .notLive:
+            return true
+        case .unknown:
+            return false  // the full decode logs an unknown identifier, or finds one escaped differently
+        }
+    }
+
+    private enum TokenRoute {
+        case found(SubscriptionBox)
+        case notLive
+        case unknown
+    }
+
+    /// Notes that the live connection `id` received frames now (the stale watchdog's clock).
+    private func noteFrames(id: UInt64) {
+        let now = scheduler.now
+        core.withLock { _ = $0.machine.noteFrame(id: id, now: now) }
+    }
+
+    /// Any frame but a routed data frame: an input to the core; a data frame or a replay's end it resolves
+    /// to a subscription is staged after.
+    private func inbound(_ decoded: ServerFrame?, id: UInt64, batch: DeliveryBatch) {
+        guard let frame = decoded else {
+            noteFrames(id: id)
+            log.emit(LogEvent(level: .debug, name: "bad_frame", fields: []))
+            return
+        }
+        guard let box = decide({ core, now in core.received(frame, on: id, now: now) }) else { return }
+        switch frame {
+        case .message(_, let message, let position):
+            box.stage(message, at: position, in: batch)
+        case .historyConfirmed, .historyRejected:
+            // What waited for the replay goes out after it, in stream order.
+            for message in subscriptions.historyEnded(box.serial) { batch.stage(message, for: box) }
+        case .confirm, .reject, .welcome, .ping, .disconnect, .unknown:
+            break  // `received` resolves no subscription for these
+        }
+    }
+}
