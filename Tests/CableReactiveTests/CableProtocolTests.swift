@@ -135,6 +135,172 @@ struct CableProtocolDecodingTests {
     }
 }
 
+@Suite("CableProtocol one-pass decoding")
+struct CableProtocolFrameDecodingTests {
+    /// What `decodeFrame` gives, with a data frame's token as the text it covers.
+    enum Decoded: Equatable {
+        case message(token: String, message: JSONValue, position: StreamPosition?)
+        case control(ControlFrame)
+    }
+
+    static func decodeFrame(_ text: String) -> Decoded? {
+        Array(text.utf8).withUnsafeBufferPointer { bytes in
+            switch CableProtocol.decodeFrame(validatedUTF8: bytes) {
+            case .message(let range, let message, let position)?:
+                // The range is a string token's contents: quotes on both sides.
+                #expect(range.lowerBound > 0 && range.upperBound < bytes.count, "\(text)")
+                #expect(bytes[range.lowerBound - 1] == UInt8(ascii: "\""), "\(text)")
+                #expect(bytes[range.upperBound] == UInt8(ascii: "\""), "\(text)")
+                return .message(
+                    token: String(decoding: bytes[range], as: UTF8.self), message: message, position: position)
+            case .control(let control)?:
+                return .control(control)
+            case nil:
+                return nil
+            }
+        }
+    }
+
+    /// `decodeFrame` and then the identifier read from the token: what `decode(validatedUTF8:)` gives.
+    static func unescaped(_ text: String) -> ServerFrame? {
+        Array(text.utf8).withUnsafeBufferPointer { bytes in
+            CableProtocol.decodeFrame(validatedUTF8: bytes).flatMap { ServerFrame($0, in: bytes) }
+        }
+    }
+
+    @Test(
+        "agrees with decode(_:) on every frame of the table, data frames as .message only",
+        arguments: CableProtocolDecodingTests.frames)
+    func agreesWithTable(text: String, expected: ServerFrame?) {
+        #expect(Self.unescaped(text) == expected)
+        switch (Self.decodeFrame(text), expected) {
+        case (.message?, .message?), (nil, nil): break
+        case (.control(let control)?, let expected?): #expect(ServerFrame(control) == expected)
+        case (let decoded, _):
+            Issue.record("\(text): \(String(describing: decoded)) for \(String(describing: expected))")
+        }
+    }
+
+    @Test("a data frame's token is the identifier as the server wrote it, escapes and all")
+    func tokenAsWritten() {
+        let escaped = #"{\"a\":\"\u00e9\\\/\ud83d\ude00\"}"#
+        #expect(
+            Self.decodeFrame(#"{"identifier":"\#(escaped)","message":{"n":1}}"#)
+                == .message(token: escaped, message: ["n": 1], position: nil))
+        #expect(
+            Self.unescaped(#"{"identifier":"\#(escaped)","message":1}"#)
+                == .message(identifier: #"{"a":"é\/😀"}"#, message: 1))
+        #expect(
+            Self.decodeFrame(
+                #" { "message" : [1] , "stream_id":"s","epoch":"e","offset":3, "identifier" : "héllo ✓" } "#)
+                == .message(
+                    token: "héllo ✓", message: [1], position: StreamPosition(stream: "s", epoch: "e", offset: 3)))
+        #expect(
+            Self.decodeFrame(#"{"identifier":"","message":null}"#) == .message(token: "", message: nil, position: nil))
+    }
+
+    @Test("a repeated key counts with its last value; a bad token it replaces still fails the frame")
+    func repeatedKeys() {
+        #expect(
+            Self.decodeFrame(#"{"identifier":"x","message":1,"identifier":"y","message":2}"#)
+                == .message(token: "y", message: 2, position: nil))
+        #expect(
+            Self.decodeFrame(#"{"identifier":1,"identifier":"y","message":1}"#)
+                == .message(token: "y", message: 1, position: nil))
+        #expect(Self.decodeFrame(#"{"identifier":"x","identifier":2,"message":1}"#) == nil, "rule 4")
+        #expect(Self.decodeFrame(#"{"identifier":"x","identifier":null,"type":"ping"}"#) == .control(.ping))
+        for bad in [#"\&"#, #"\u12G4"#, #"\ud800"#, "tab\tin"] {
+            #expect(Self.decodeFrame(#"{"identifier":"\#(bad)","identifier":"x","message":1}"#) == nil, "\(bad)")
+            #expect(Self.decodeFrame(#"{"identifier":"\#(bad)","identifier":1,"type":"ping"}"#) == nil, "\(bad)")
+            #expect(
+                Self.decodeFrame(#"{"type":"confirm_subscription","identifier":"\#(bad)","identifier":"x"}"#) == nil)
+            #expect(CableProtocol.decode(#"{"identifier":"\#(bad)","identifier":"x","message":1}"#) == nil)
+        }
+    }
+
+    @Test("a malformed last token: a data frame whose identifier does not read, and nil for every other frame")
+    func badToken() {
+        for bad in [#"\&"#, #"\u12"#, #"\ud800"#, #"\udc00x"#, "tab\tin", "nul\u{0}"] {
+            let data = #"{"identifier":"\#(bad)","message":1}"#
+            #expect(Self.decodeFrame(data) == .message(token: bad, message: 1, position: nil), "\(bad)")
+            #expect(Self.unescaped(data) == nil, "\(bad)")
+            #expect(CableProtocol.decode(data) == nil, "\(bad)")
+            for other in [
+                #"{"identifier":"\#(bad)"}"#, #"{"identifier":"\#(bad)","type":"ping"}"#,
+                #"{"identifier":"\#(bad)","type":"presence"}"#,
+                #"{"identifier":"\#(bad)","type":"confirm_subscription","message":1}"#,
+                #"{"identifier":"\#(bad)","type":"reject_history"}"#,
+            ] {
+                #expect(Self.decodeFrame(other) == nil, "\(other)")
+            }
+        }
+    }
+
+    @Test(
+        "the types that carry an identifier are control frames, with or without a message",
+        arguments: [
+            ("confirm_subscription", ControlFrame.confirm(identifier: "x")),
+            ("reject_subscription", ControlFrame.reject(identifier: "x")),
+            ("confirm_history", ControlFrame.historyConfirmed(identifier: "x")),
+            ("reject_history", ControlFrame.historyRejected(identifier: "x")),
+        ])
+    func identifiedControl(type: String, expected: ControlFrame) {
+        #expect(Self.decodeFrame(#"{"type":"\#(type)","identifier":"\u0078"}"#) == .control(expected))
+        #expect(Self.decodeFrame(#"{"message":{"m":1},"type":"\#(type)","identifier":"x"}"#) == .control(expected))
+        #expect(Self.decodeFrame(#"{"identifier":"x","message":null,"type":"\#(type)"}"#) == .control(expected))
+        #expect(Self.decodeFrame(#"{"type":"\#(type)","message":1}"#) == nil)
+        #expect(Self.decodeFrame(#"{"type":"\#(type)","identifier":{"channel":"A"},"message":1}"#) == nil)
+        #expect(Self.decodeFrame(#"{"type":"\#(type)","identifier":null}"#) == nil)
+    }
+
+    @Test("an unknown type: data with a message, else .unknown, unless the identifier is not a string")
+    func unknownTypes() {
+        #expect(
+            Self.decodeFrame(#"{"type":"presence","identifier":"x","message":1}"#)
+                == .message(token: "x", message: 1, position: nil))
+        #expect(Self.decodeFrame(#"{"type":"presence","identifier":"x"}"#) == .control(.unknown))
+        #expect(Self.decodeFrame(#"{"type":"confirm_subscriptions","identifier":"x"}"#) == .control(.unknown))
+        #expect(Self.decodeFrame(#"{"type":"presence"}"#) == .control(.unknown))
+        #expect(Self.decodeFrame(#"{"type":"presence","identifier":1,"message":1}"#) == nil)
+        #expect(
+            Self.decodeFrame(#"{"type":"welcome","identifier":1,"message":1}"#)
+                == .control(.welcome(sessionID: nil, restored: nil)))
+    }
+
+    @Test("identifier(token:in:) reads just the token, and nothing that is not a string token")
+    func identifierFromToken() {
+        let text = #"{"identifier":"a\"b\u00e9","x":"\&","message":1}"#
+        let bytes = Array(text.utf8)
+        bytes.withUnsafeBufferPointer { buffer in
+            let token = 15..<25  // a\"b\u00e9
+            #expect(String(decoding: buffer[token], as: UTF8.self) == #"a\"b\u00e9"#)
+            #expect(CableProtocol.identifier(token: token, in: buffer) == #"a"bé"#)
+            #expect(CableProtocol.identifier(token: 2..<12, in: buffer) == "identifier")
+            #expect(CableProtocol.identifier(token: 32..<34, in: buffer) == nil, "a bad escape")
+            #expect(CableProtocol.identifier(token: 16..<25, in: buffer) == nil, "not bounded by quotes")
+            #expect(CableProtocol.identifier(token: 15..<17, in: buffer) == nil, "an escaped quote is no end")
+            #expect(CableProtocol.identifier(token: 0..<3, in: buffer) == nil)
+            #expect(CableProtocol.identifier(token: 40..<bytes.count, in: buffer) == nil)
+            #expect(CableProtocol.identifier(token: 50..<90, in: buffer) == nil, "out of bounds")
+        }
+        [UInt8]().withUnsafeBufferPointer { #expect(CableProtocol.identifier(token: 0..<0, in: $0) == nil) }
+    }
+
+    @Test("decode(utf8:) checks the UTF-8 of identifier tokens, read or replaced")
+    func invalidUTF8InTokens() {
+        let bad: [UInt8] = [0xFF]
+        let frames: [[UInt8]] = [
+            Array(#"{"identifier":""#.utf8) + bad + Array(#"","message":1}"#.utf8),
+            Array(#"{"identifier":""#.utf8) + bad + Array(#"","identifier":"x","message":1}"#.utf8),
+            Array(#"{"type":"confirm_subscription","identifier":""#.utf8) + bad + Array(#""}"#.utf8),
+            Array(#"{"type":"ping","identifier":""#.utf8) + bad + Array(#""}"#.utf8),
+        ]
+        for frame in frames {
+            #expect(frame.withUnsafeBufferPointer { CableProtocol.decode(utf8: $0) } == nil, "\(frame)")
+        }
+    }
+}
+
 @Suite("CableProtocol encoding")
 struct CableProtocolEncodingTests {
     static let identifier = #"{"channel":"ChatChannel","room":"1"}"#

@@ -23,8 +23,9 @@ extension ClientEngine {
         let core = core
         let receiver = TextReceiver(
             text: { [weak self] utf8 in
-                guard !Self.routeDataFrame(utf8: utf8, id: id, batch: batch, core: core) else { return }
-                self?.inbound(CableProtocol.decode(validatedUTF8: utf8), id: id, batch: batch)
+                let frame = CableProtocol.decodeFrame(validatedUTF8: utf8)
+                guard !Self.routeDataFrame(frame, utf8: utf8, id: id, batch: batch, core: core) else { return }
+                self?.inbound(frame.flatMap { ServerFrame($0, in: utf8) }, id: id, batch: batch)
             },
             batchEnded: { [weak self] in
                 if batch.flush() { sched_yield() }
@@ -75,16 +76,15 @@ extension ClientEngine {
         }
     }
 
-    /// The hot path for a data frame given as validated UTF-8: one JSON parse outside the lock, a short locked
+    /// The hot path for a data frame decoded (outside the lock) from the validated UTF-8 `utf8`: a short locked
     /// lookup of the identifier's raw token (``RouteTable``), then the message is staged for its subscription
-    /// (``DeliveryBatch``). Returns false when the frame needs the full decode (not a data frame, or an
-    /// identifier token we do not know, which may be one escaped differently).
+    /// (``DeliveryBatch``). Returns false when the frame is left to ``inbound(_:id:batch:)`` (not a data frame,
+    /// or an identifier token we do not know, which may be one escaped differently).
     private static func routeDataFrame(
-        utf8: UnsafeBufferPointer<UInt8>, id: UInt64, batch: DeliveryBatch, core: Locked<EngineCore>
+        _ frame: InboundFrame?, utf8: UnsafeBufferPointer<UInt8>, id: UInt64, batch: DeliveryBatch,
+        core: Locked<EngineCore>
     ) -> Bool {
-        guard let (range, message, position) = CableProtocol.decodeDataFrame(validatedUTF8: utf8) else {
-            return false
-        }
+        guard case .message(let range, let message, let position)? = frame else { return false }
         let token = UnsafeBufferPointer(rebasing: utf8[range])
         // The arrival time is noted once per read, at its end (noteFrames), not per message.
         let route = core.withLock { core -> TokenRoute in
@@ -99,7 +99,7 @@ extension ClientEngine {
         case .notLive:
             return true
         case .unknown:
-            return false  // the full decode logs an unknown identifier, or finds one escaped differently
+            return false  // inbound logs an unknown identifier, or finds one escaped differently
         }
     }
 

@@ -13,8 +13,9 @@
 /// identifier into a new `String` and hashing it. The token the table knows is the one our own JSON writer
 /// produces, which is what Rails, AnyCable and `LocalCableServer` echo for ordinary
 /// identifiers; a server that escapes differently (Rails writes `<`, `>` and `&` as `\u003c`, `\u003e`,
-/// `\u0026`) simply misses here, and the frame takes the full decode. Equal tokens always unescape to equal
-/// strings, so a hit is never wrong.
+/// `\u0026`) simply misses here, and the engine reads the identifier out of the token
+/// (``CableProtocol/identifier(token:in:)``) and looks that up. Equal tokens always unescape to equal strings,
+/// so a hit is never wrong.
 ///
 /// A server may also re-encode the identifier itself (other escapes, spaces, key order): ``resolve(_:)`` then
 /// finds the subscription by the identifier's canonical form and remembers that spelling as an alias, so the

@@ -7,7 +7,8 @@ package enum CableProtocol {
     ///
     /// Only the top level is inspected, so a data frame whose payload says `"type":"ping"` is still a
     /// `.message`. Rules, in order:
-    /// 1. `type` `"confirm_subscription"` / `"reject_subscription"` → `.confirm` / `.reject`; the
+    /// 1. `type` `"confirm_subscription"` / `"reject_subscription"` / `"confirm_history"` / `"reject_history"` →
+    ///    `.confirm` / `.reject` / `.historyConfirmed` / `.historyRejected`, whatever else the frame holds; the
     ///    `identifier` must be a string, else `nil`.
     /// 2. A string `identifier` and a `message` member (any JSON, also `null`, `false`, `0`, `""`) →
     ///    `.message`, whatever `type` says (AnyCable may tag data frames with a broadcast type).
@@ -15,62 +16,12 @@ package enum CableProtocol {
     /// 4. An `identifier` that is present but not a string → `nil`.
     /// 5. Any other object → `.unknown`. Unknown keys (`stream_id`, `epoch`, `offset`, …) are ignored.
     ///
+    /// A repeated key counts with its last value, as ``JSONValue/init(parsing:)`` keeps it.
+    ///
     /// - Returns: `nil` when the text is not valid JSON or not a JSON object.
     package static func decode(_ text: String) -> ServerFrame? {
         var text = text
         return text.withUTF8 { decode(buffer: $0, validatesUTF8: false) }
-    }
-
-    /// The client's hot path: a data frame (``ServerFrame/message(identifier:message:)`` by the rules of
-    /// ``decode(_:)``) with its identifier left as the raw JSON string token (the byte range between its
-    /// quotes in `bytes`, escapes as the server wrote them) and its message parsed. `nil` for any other frame,
-    /// or when the identifier token is malformed; ``decode(validatedUTF8:)`` then classifies the frame.
-    package static func decodeDataFrame(
-        validatedUTF8 bytes: UnsafeBufferPointer<UInt8>
-    ) -> (identifier: Range<Int>, message: JSONValue, position: StreamPosition?)? {
-        var parser = JSONParser(bytes: bytes, validatesUTF8: false)
-        var identifier: Range<Int>?
-        var message: JSONValue?
-        var type: JSONValue?
-        var stream: JSONValue?
-        var epoch: JSONValue?
-        var offset: JSONValue?
-        var skippedBadToken = false
-        do {
-            let isObject = try parser.parseTopLevelObject { key, parser throws(JSONParseError) in
-                switch key {
-                case "identifier":
-                    // A token is skipped unchecked; one that a later identifier replaces is checked now, or an
-                    // earlier one with a bad escape would go unnoticed behind a later, valid one.
-                    if let earlier = identifier, !Self.isStringToken(earlier, in: bytes) { skippedBadToken = true }
-                    if parser.atString {
-                        identifier = try parser.skipStringToken()
-                    } else {
-                        identifier = nil
-                        _ = try parser.parseValue()
-                    }
-                case "message": message = try parser.parseValue()
-                case "type": type = try parser.parseValue()
-                case "stream_id": stream = try parser.parseValue()
-                case "epoch": epoch = try parser.parseValue()
-                case "offset": offset = try parser.parseValue()
-                default: _ = try parser.parseValue()
-                }
-            }
-            guard isObject else { return nil }
-        } catch {
-            return nil
-        }
-        if let type = type?.stringValue, Self.typesWithIdentifier.contains(type) { return nil }
-        guard !skippedBadToken, let identifier, let message else { return nil }
-        return (identifier, message, StreamPosition(stream: stream, epoch: epoch, offset: offset))
-    }
-
-    /// Whether the contents of a string token (between its quotes, in `bytes`) are a valid JSON string.
-    private static func isStringToken(_ contents: Range<Int>, in bytes: UnsafeBufferPointer<UInt8>) -> Bool {
-        guard contents.lowerBound > 0, contents.upperBound < bytes.count else { return false }
-        let quoted = UnsafeBufferPointer(rebasing: bytes[(contents.lowerBound - 1)...contents.upperBound])
-        return (try? JSONValue(parsingUTF8: quoted))?.stringValue != nil
     }
 
     /// Decodes a frame given as UTF-8 bytes that the caller has validated; same rules as ``decode(_:)``.
@@ -84,88 +35,155 @@ package enum CableProtocol {
     }
 
     private static func decode(buffer: UnsafeBufferPointer<UInt8>, validatesUTF8: Bool) -> ServerFrame? {
-        var parser = JSONParser(bytes: buffer, validatesUTF8: validatesUTF8)
+        decodeFrame(buffer, validatesUTF8: validatesUTF8).flatMap {
+            ServerFrame($0, in: buffer, validatesUTF8: validatesUTF8)
+        }
+    }
+
+    /// The one pass over a frame, given as UTF-8 bytes that the caller has validated, by the rules of
+    /// ``decode(_:)``: a data frame's message is parsed and its identifier left as the raw string token, for the
+    /// client's route table to look up unread; any other frame is classified in full.
+    ///
+    /// A data frame's token is checked only for where it ends (see
+    /// ``InboundFrame/message(identifier:message:position:)``): a malformed one, which no route table holds, is
+    /// found when ``identifier(token:in:)`` returns `nil` for it, and the frame is then malformed.
+    package static func decodeFrame(validatedUTF8 bytes: UnsafeBufferPointer<UInt8>) -> InboundFrame? {
+        decodeFrame(bytes, validatesUTF8: false)
+    }
+
+    /// The identifier a data frame's token holds: the token, between the quotes at `token`'s ends in `bytes` (the
+    /// validated UTF-8 it was decoded from), parsed as a JSON string. `nil` when it is not a valid one (a bad
+    /// escape, a raw control character) or `token` is not a string's contents in `bytes`.
+    package static func identifier(token: Range<Int>, in bytes: UnsafeBufferPointer<UInt8>) -> String? {
+        identifier(token: token, in: bytes, validatesUTF8: false)
+    }
+
+    /// As ``identifier(token:in:)``, checking the token's UTF-8 when `validatesUTF8` is set.
+    static func identifier(token: Range<Int>, in bytes: UnsafeBufferPointer<UInt8>, validatesUTF8: Bool) -> String? {
+        let quote = UInt8(ascii: "\"")
+        guard token.lowerBound > 0, token.upperBound < bytes.count,
+            bytes[token.lowerBound - 1] == quote, bytes[token.upperBound] == quote
+        else { return nil }
+        let quoted = UnsafeBufferPointer(rebasing: bytes[(token.lowerBound - 1)...token.upperBound])
+        var parser = JSONParser(bytes: quoted, validatesUTF8: validatesUTF8)
+        return (try? parser.parseDocument())?.stringValue
+    }
+
+    private static func decodeFrame(_ bytes: UnsafeBufferPointer<UInt8>, validatesUTF8: Bool) -> InboundFrame? {
+        var parser = JSONParser(bytes: bytes, validatesUTF8: validatesUTF8)
         var fields = FrameFields()
         do {
+            // The keys a data frame has come first: a key is compared with the cases in order.
             let isObject = try parser.parseTopLevelObject { key, parser throws(JSONParseError) in
                 switch key {
-                case "type": fields.type = try parser.parseValue()
-                case "identifier": fields.identifier = try parser.parseValue()
+                case "identifier":
+                    // A token is skipped unread. One that a later identifier replaces is read now: a bad escape
+                    // in it makes the frame malformed, as it does for a parse of the whole frame.
+                    if case .token(let earlier) = fields.identifier,
+                        Self.identifier(token: earlier, in: bytes, validatesUTF8: validatesUTF8) == nil
+                    {
+                        fields.replacedBadToken = true
+                    }
+                    if parser.atString {
+                        fields.identifier = .token(try parser.skipStringToken())
+                    } else {
+                        _ = try parser.parseValue()
+                        fields.identifier = .notString
+                    }
                 case "message": fields.message = try parser.parseValue()
-                case "reason": fields.reason = try parser.parseValue()
-                case "reconnect": fields.reconnect = try parser.parseValue()
-                case "sid": fields.sid = try parser.parseValue()
+                case "type": fields.type = try parser.parseValue()
                 case "stream_id": fields.stream = try parser.parseValue()
                 case "epoch": fields.epoch = try parser.parseValue()
                 case "offset": fields.offset = try parser.parseValue()
+                case "reason": fields.reason = try parser.parseValue()
+                case "reconnect": fields.reconnect = try parser.parseValue()
+                case "sid": fields.sid = try parser.parseValue()
                 case "restored": fields.restored = try parser.parseValue()
                 case "restored_ids": fields.restoredIDs = try parser.parseValue()
                 default: _ = try parser.parseValue()
                 }
             }
-            guard isObject else { return nil }
+            guard isObject, !fields.replacedBadToken else { return nil }
         } catch {
             return nil
         }
-        return fields.frame
+        return fields.frame(in: bytes, validatesUTF8: validatesUTF8)
     }
 
     /// The top-level members a frame's meaning depends on.
     private struct FrameFields {
+        /// The last `identifier` member.
+        enum Identifier {
+            case missing
+            /// A string, as the range of its token's contents, not yet read.
+            case token(Range<Int>)
+            case notString
+        }
+
+        var identifier = Identifier.missing
+        /// An `identifier` token that a later one replaced was not a valid JSON string.
+        var replacedBadToken = false
         var type: JSONValue?
-        var identifier: JSONValue?
         var message: JSONValue?
+        var stream: JSONValue?
+        var epoch: JSONValue?
+        var offset: JSONValue?
         var reason: JSONValue?
         var reconnect: JSONValue?
         var sid: JSONValue?
         var restored: JSONValue?
         var restoredIDs: JSONValue?
-        var stream: JSONValue?
-        var epoch: JSONValue?
-        var offset: JSONValue?
 
-        var frame: ServerFrame? {
+        /// The frame by the rules of ``CableProtocol/decode(_:)``, every one of them here, for fields read from
+        /// `bytes`. A data frame's token is left unread: reading it is the step that a route table lookup avoids.
+        func frame(in bytes: UnsafeBufferPointer<UInt8>, validatesUTF8: Bool) -> InboundFrame? {
+            func read(_ token: Range<Int>) -> String? {
+                CableProtocol.identifier(token: token, in: bytes, validatesUTF8: validatesUTF8)
+            }
             let typeName = type?.stringValue
+            // Rule 1: the types that carry an identifier but are not data frames.
+            let identified: ((String) -> ControlFrame)?
             switch typeName {
-            case "confirm_subscription":
-                guard let identifier = identifier?.stringValue else { return nil }
-                return .confirm(identifier: identifier)
-            case "reject_subscription":
-                guard let identifier = identifier?.stringValue else { return nil }
-                return .reject(identifier: identifier)
-            case "confirm_history":
-                guard let identifier = identifier?.stringValue else { return nil }
-                return .historyConfirmed(identifier: identifier)
-            case "reject_history":
-                guard let identifier = identifier?.stringValue else { return nil }
-                return .historyRejected(identifier: identifier)
-            default:
-                break
+            case "confirm_subscription": identified = ControlFrame.confirm
+            case "reject_subscription": identified = ControlFrame.reject
+            case "confirm_history": identified = ControlFrame.historyConfirmed
+            case "reject_history": identified = ControlFrame.historyRejected
+            default: identified = nil
             }
-            if let identifier = identifier?.stringValue, let message {
-                let position = StreamPosition(stream: stream, epoch: epoch, offset: offset)
-                return .message(identifier: identifier, message: message, position: position)
+            if let identified {
+                guard case .token(let token) = identifier, let identifier = read(token) else { return nil }
+                return .control(identified(identifier))
             }
+            // Rule 2: data.
+            if case .token(let token) = identifier, let message {
+                return .message(
+                    identifier: token, message: message,
+                    position: StreamPosition(stream: stream, epoch: epoch, offset: offset))
+            }
+            // Any other frame with a string identifier is malformed when the string is.
+            if case .token(let token) = identifier, read(token) == nil { return nil }
+            // Rule 3.
             switch typeName {
             case "welcome":
-                guard restored?.boolValue == true else { return .welcome(sessionID: sid?.stringValue, restored: nil) }
+                guard restored?.boolValue == true else {
+                    return .control(.welcome(sessionID: sid?.stringValue, restored: nil))
+                }
                 let identifiers = restoredIDs?.arrayValue.map { $0.compactMap(\.stringValue) }
-                return .welcome(sessionID: sid?.stringValue, restored: .init(identifiers: identifiers))
+                return .control(.welcome(sessionID: sid?.stringValue, restored: .init(identifiers: identifiers)))
             case "ping":
-                return .ping
+                return .control(.ping)
             case "disconnect":
                 // A reason that is neither a string nor null, or a reconnect flag that is not a Bool, is a frame
                 // we do not understand: ignoring it is safer than guessing whether to stop.
-                if let reason, reason.stringValue == nil, !reason.isNull { return .unknown }
-                if let reconnect, reconnect.boolValue == nil, !reconnect.isNull { return .unknown }
-                return .disconnect(reason: reason?.stringValue, reconnect: reconnect?.boolValue)
+                if let reason, reason.stringValue == nil, !reason.isNull { return .control(.unknown) }
+                if let reconnect, reconnect.boolValue == nil, !reconnect.isNull { return .control(.unknown) }
+                return .control(.disconnect(reason: reason?.stringValue, reconnect: reconnect?.boolValue))
             default:
                 break
             }
-            if let identifier, identifier.stringValue == nil {
-                return nil
-            }
-            return .unknown
+            // Rules 4 and 5.
+            if case .notString = identifier { return nil }
+            return .control(.unknown)
         }
     }
 
@@ -187,11 +205,6 @@ package enum CableProtocol {
         ]
         return (try? command.jsonText()) ?? subscribe(identifier: identifier)  // an integer cannot fail
     }
-
-    /// The `type`s whose frames carry an `identifier` but are not data frames, whatever else they hold.
-    private static let typesWithIdentifier: Set<String> = [
-        "confirm_subscription", "reject_subscription", "confirm_history", "reject_history",
-    ]
 
     /// `{"command":"history","history":{"streams":{"<stream>":{"epoch":"…","offset":N}}},"identifier":"…"}`:
     /// asks AnyCable to replay each stream after the position given.

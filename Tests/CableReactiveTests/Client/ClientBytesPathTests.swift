@@ -98,7 +98,9 @@ struct ClientBytesPathTests {
         return (transport, scheduler, client, room)
     }
 
-    @Test("routes data frames by token, by the full decode when the server escapes differently, and drops unknown ones")
+    @Test(
+        "routes data frames by token, by the identifier read when the server escapes differently, and drops unknown ones"
+    )
     func routes() async throws {
         let (transport, _, client, room) = try Self.subscribed()
         let connection = try #require(transport.last)

@@ -5,10 +5,12 @@
 // - whatever parses serializes, and the text parses back to an equal value with identical text;
 // - byte input and String input agree whenever the bytes are valid UTF-8;
 // - the frame decoder's byte and String paths agree;
-// - the data-frame fast path (decodeDataFrame) agrees with the full decoder: whenever the full decoder sees
-//   a data frame, the fast path accepts it with the same message and an identifier token that parses to the
-//   same identifier; it accepts nothing else unless the identifier token is not a valid JSON string (which
-//   never matches a token the client wrote, so such frames go to the full decoder).
+// - the frame decoder agrees with a reference (referenceFrame below) that applies the rules of
+//   CableProtocol.decode(_:) to the frame parsed whole as a JSONValue, sharing no code with the decoder but the
+//   JSON parser: decodeFrame gives a control frame exactly when the reference does, the same one, and a data
+//   frame exactly when the reference does, with the same message and position and a token (the contents of a
+//   string token in the input) that reads as the same identifier, or one that reads as nothing when the
+//   reference rejects the frame (a malformed identifier, which never matches a token the client wrote).
 
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzOneInput(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
@@ -42,29 +44,81 @@ public func fuzzOneInput(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     let frameFromBytes = CableProtocol.decode(utf8: bytes)
     if isValidUTF8 {
         precondition(frame == frameFromBytes, "frame decoders disagree")
-        let fast = CableProtocol.decodeDataFrame(validatedUTF8: bytes)
-        // The fast path skips the identifier's string token without checking its contents (the client only
-        // compares them with tokens it wrote itself); the range is the contents, between the quotes.
-        let token = fast.flatMap { (range, _, _) -> JSONValue? in
-            let quoted = [UInt8(ascii: "\"")] + bytes[range] + [UInt8(ascii: "\"")]
-            return quoted.withUnsafeBufferPointer { try? JSONValue(parsingUTF8: $0) }
-        }
-        switch (fast, frameFromBytes) {
-        case (let (_, message, position)?, .message(let identifier, let fullMessage, let fullPosition)?):
-            precondition(message == fullMessage, "fast path and full decoder disagree on the message")
-            precondition(position == fullPosition, "fast path and full decoder disagree on the stream position")
-            precondition(token == .string(identifier), "fast path's identifier token is not the identifier")
-        case (nil, .message?):
-            preconditionFailure("fast path rejected a data frame")
-        case (.some, _):
-            // Only a token that is not a valid JSON string can make the fast path accept more: such a token
-            // never equals one the client wrote, so the client sends the frame to the full decoder.
-            precondition(token == nil, "fast path accepted a frame the full decoder does not see as data")
-        case (nil, _):
-            break
+        let reference = referenceFrame(text)
+        precondition(frame == reference, "the decoder disagrees with the reference")
+        switch CableProtocol.decodeFrame(validatedUTF8: bytes) {
+        case .message(let token, let message, let position)?:
+            let quote = UInt8(ascii: "\"")
+            precondition(token.lowerBound > 0 && token.upperBound < bytes.count, "token out of bounds")
+            precondition(bytes[token.lowerBound - 1] == quote && bytes[token.upperBound] == quote, "token unquoted")
+            let identifier = CableProtocol.identifier(token: token, in: bytes)
+            // The token read independently: its bytes, quoted, parsed as JSON.
+            let quoted = [quote] + bytes[token] + [quote]
+            let parsed = quoted.withUnsafeBufferPointer { try? JSONValue(parsingUTF8: $0) }
+            precondition(parsed?.stringValue == identifier, "identifier(token:in:) misreads the token")
+            switch reference {
+            case .message(let referenceIdentifier, let referenceMessage, let referencePosition)?:
+                precondition(identifier == referenceIdentifier, "the token is not the identifier")
+                precondition(message == referenceMessage, "decodeFrame and the reference disagree on the message")
+                precondition(position == referencePosition, "decodeFrame and the reference disagree on the position")
+            case nil:
+                precondition(identifier == nil, "decodeFrame found data in a frame the reference rejects")
+            case .some:
+                preconditionFailure("decodeFrame found data in a control frame")
+            }
+        case .control(let control)?:
+            precondition(ServerFrame(control) == reference, "decodeFrame and the reference disagree on a control frame")
+        case nil:
+            precondition(reference == nil, "decodeFrame rejected a frame the reference accepts")
         }
     } else {
         precondition(frameFromBytes == nil, "frame with invalid UTF-8 accepted")
     }
     return 0
+}
+
+/// The rules of CableProtocol.decode(_:) (its doc comment), applied to the frame parsed whole.
+func referenceFrame(_ text: String) -> ServerFrame? {
+    guard case .object(let object)? = try? JSONValue(parsing: text) else { return nil }
+    let type = object["type"]?.stringValue
+    let identifier = object["identifier"]?.stringValue
+    let identified: [String: (String) -> ServerFrame] = [
+        "confirm_subscription": ServerFrame.confirm, "reject_subscription": ServerFrame.reject,
+        "confirm_history": ServerFrame.historyConfirmed, "reject_history": ServerFrame.historyRejected,
+    ]
+    if let type, let make = identified[type] { return identifier.map(make) }
+    if let identifier, let message = object["message"] {
+        var position: StreamPosition?
+        if case .string(let stream)? = object["stream_id"], case .string(let epoch)? = object["epoch"],
+            let offset = object["offset"]?.intValue
+        {
+            position = StreamPosition(stream: stream, epoch: epoch, offset: offset)
+        }
+        return .message(identifier: identifier, message: message, position: position)
+    }
+    switch type {
+    case "welcome":
+        let sessionID = object["sid"]?.stringValue
+        guard object["restored"] == .bool(true) else { return .welcome(sessionID: sessionID, restored: nil) }
+        let restored = object["restored_ids"]?.arrayValue?.compactMap(\.stringValue)
+        return .welcome(sessionID: sessionID, restored: .init(identifiers: restored))
+    case "ping":
+        return .ping
+    case "disconnect":
+        var reason: String?
+        switch object["reason"] {
+        case nil, .null?: break
+        case .string(let text)?: reason = text
+        default: return .unknown
+        }
+        var reconnect: Bool?
+        switch object["reconnect"] {
+        case nil, .null?: break
+        case .bool(let flag)?: reconnect = flag
+        default: return .unknown
+        }
+        return .disconnect(reason: reason, reconnect: reconnect)
+    default:
+        return object["identifier"] != nil && identifier == nil ? nil : .unknown
+    }
 }
