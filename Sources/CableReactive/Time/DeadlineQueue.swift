@@ -6,9 +6,10 @@
 
 /// Many deadlines behind one scheduler timer: a client's pending subscribe re-sends, by identifier.
 ///
-/// A Dispatch timer per subscription cost about 800 bytes while it waited (two, with `DispatchScheduler`'s
-/// two deadlines), and a cancelled one lingered until its deadline: 1,000 subscriptions made at once held
-/// 0.8 MiB of timers. The queue keeps one entry per key and says when its one timer must be armed.
+/// One Dispatch timer per subscription would hold a timer's memory for every subscription that waits (two
+/// timers, with `DispatchScheduler`'s two deadlines), and a cancelled one lingers until its deadline, so
+/// subscriptions made at once would pay for their timers all together. The queue keeps one entry per key and
+/// says when its one timer must be armed.
 ///
 /// The deadlines are a binary min-heap, so setting and firing cost O(log n) however many subscriptions wait.
 /// Removing a key forgets its entry only; its heap slot goes stale and is skipped when it comes up.
@@ -64,8 +65,9 @@ struct DeadlineQueue<Key: Hashable & Sendable, Value: Sendable>: Sendable {
     mutating func remove(_ key: Key) -> Bool {
         pending[key] = nil
         guard pending.isEmpty else { return false }
-        // Empty between reconnects once every subscription answered: the storage goes (with a thousand
-        // subscriptions, 115 KB a client would otherwise keep for the next reconnect).
+        // Empty between reconnects once every subscription answered: the storage goes, since its capacity,
+        // sized for every subscription, would otherwise stay for the whole session to save two allocations on
+        // the next reconnect.
         pending = [:]
         heap = []
         armedFor = nil

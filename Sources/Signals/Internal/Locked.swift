@@ -15,7 +15,7 @@
 /// A `Locked` is a reference: copies share one value and one lock. The object header, the mutex and the
 /// value live in one allocation (a `ManagedBuffer`), so taking the lock and touching the value cost one
 /// cache miss, not three: the client touches one lock per subscription per network read, and with a
-/// thousand subscriptions the separate lock object and value allocation of each missed the cache. The
+/// thousand subscriptions a lock object and a value allocated apart would each miss the cache. The
 /// mutex never moves, as POSIX requires, because the buffer's element stays where it was allocated.
 ///
 /// Inlinable, so that CableReactive's hot paths get it specialized for their own state types instead of

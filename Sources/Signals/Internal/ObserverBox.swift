@@ -14,8 +14,8 @@ import Dispatch
 /// - **Pull** (an async iterator): the consumer takes elements with ``poll()`` and suspends in ``wait()``
 ///   when there are none; a send resumes it once, however many elements it brings. Elements it took are
 ///   released by the next send, on the sending thread: glibc frees another thread's memory under that
-///   thread's arena lock, and a consumer on another core freeing every message contended with the
-///   producer's allocations (a benchmark client ran at half speed). At most one buffer's worth waits.
+///   thread's arena lock, so a consumer on another core that freed every message would contend with the
+///   producer's allocations for that lock, once per message. At most one buffer's worth waits.
 ///
 /// Inlinable, so that the hot paths are specialized in the modules that use them for their element type.
 @usableFromInline
@@ -201,10 +201,10 @@ package final class ObserverBox<Element: Sendable>: Drainable, ObservationTarget
     /// Suspends until an element or the end is available (or the task is cancelled, which cancels the box).
     ///
     /// The continuation is unchecked: it is stored and taken out only under the lock, so exactly one of a
-    /// send, the end or a cancellation resumes it, once (a checked one allocated a canary per wait).
+    /// send, the end or a cancellation resumes it, once (a checked one allocates a canary per wait).
     #if compiler(>=6.2)
-        /// On the caller's executor (`nonisolated(nonsending)`): a loop's wait hops to no other executor
-        /// (CableBench with 1,000 subscriptions, one wait per message: 10% faster with both changes).
+        /// On the caller's executor (`nonisolated(nonsending)`): a loop's wait hops to no other executor, and
+        /// with many subscriptions a loop waits once per message.
         @usableFromInline
         nonisolated(nonsending) package func wait() async {
             await withTaskCancellationHandler {

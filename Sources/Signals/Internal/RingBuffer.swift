@@ -2,7 +2,7 @@
 /// buffer in the package.
 ///
 /// Inlinable, so that a module that buffers its own element type (CableReactive's messages) gets it
-/// specialized: unspecialized, every push and pop looked up generic metadata at run time, which cost more
+/// specialized: unspecialized, every push and pop looks up generic metadata at run time, which costs more
 /// than the buffer's own work.
 @usableFromInline
 package struct RingBuffer<Element> {

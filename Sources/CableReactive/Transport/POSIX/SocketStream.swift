@@ -19,9 +19,10 @@
         private var readBuffer = SocketStream.readSpace()
         private var plainBuffer: [UInt8] = []
 
-        /// 64 KiB to read into, not zero-filled: filling it made every connection's buffer resident at once
-        /// (64 of an idle client's 90 KiB), while unwritten pages of fresh memory cost nothing until a read
-        /// reaches them. `UInt8` is trivial and only the bytes a read reports are ever looked at.
+        /// 64 KiB to read into, not zero-filled: filling it would make every connection's whole buffer
+        /// resident at once, most of an idle client's memory, while unwritten pages of fresh memory cost
+        /// nothing until a read reaches them. `UInt8` is trivial and only the bytes a read reports are ever
+        /// looked at.
         private static func readSpace() -> [UInt8] {
             [UInt8](unsafeUninitializedCapacity: 64 * 1024) { _, count in count = 64 * 1024 }
         }

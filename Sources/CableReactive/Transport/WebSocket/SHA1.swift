@@ -1,6 +1,6 @@
 /// SHA-1 (FIPS 180-4), in pure Swift, for the WebSocket accept key only (``AcceptKey``).
 ///
-/// Not OpenSSL's: its first digest loads OpenSSL's provider machinery, about 2 MiB of resident memory for
+/// Not OpenSSL's: its first digest loads OpenSSL's provider machinery, megabytes of resident memory for
 /// a plain `ws://` connection that otherwise never touches OpenSSL; and the accept key must exist on every
 /// platform (CableTesting's server computes it too). SHA-1 of a 60-byte string needs no speed. Never use it
 /// for security.
