@@ -5,9 +5,17 @@
         import Musl
     #endif
 
-    /// The one place that calls into POSIX (STYLE habit 20): retries `EINTR`, reports `EAGAIN` as
-    /// "would block" (`nil`), and turns any other failure into `WebSocketError(.io(errno:))`.
+    /// How the POSIX transport makes its socket calls (`socket`, `connect`, `poll`, `send`, `recv`) and
+    /// closes descriptors: retries `EINTR`, reports `EAGAIN` as "would block" (`nil`), and turns any other
+    /// failure into `WebSocketError(.io(errno:))`, so that callers handle every failure as one typed error.
     /// `close` is deliberately not retried (Linux releases the descriptor even when it fails).
+    ///
+    /// Calls whose failure is reported another way, or changes nothing, call POSIX directly: `getaddrinfo`
+    /// (its own `EAI_` codes, in AddressResolver), `getsockopt(SO_ERROR)` and the best-effort `TCP_NODELAY`
+    /// in TCPConnector, the wake socket pair in SocketConnection (`socketpair`, whose `errno` becomes the
+    /// connection's setup error, and a non-blocking `read` and `write` that may find it empty or full),
+    /// pthreads in IOThread and `clock_gettime` in Deadline. Outside the transport, the scheduler's clock,
+    /// the logger's standard-error write, the client's `sched_yield` and Signals' mutex call POSIX as well.
     package enum Syscall {
         /// Runs `body` until it does not fail with `EINTR`.
         ///

@@ -1,7 +1,7 @@
 /// A violation found while decoding frames or messages. Each maps to the close code we send back.
 ///
-/// This is the closed, internal error style (STYLE habit 17b); the public `WebSocketError` carries
-/// only the resulting close code.
+/// A closed enum, because it never leaves the package: ``closeCode`` switches over every case, so a new
+/// violation cannot go without a close code, and the public `WebSocketError` carries only that code.
 package enum FrameError: Error, Equatable, Sendable {
     /// The peer broke RFC 6455 framing rules (close code 1002).
     case protocolError(ProtocolViolation)
