@@ -4,7 +4,7 @@ import Testing
 @testable import CableReactive
 
 /// The client's hot path for data frames: `CableProtocol.decodeFrame` (a data frame's identifier left as its raw
-/// JSON token) and `RouteTable` (subscriptions by that token). Read, the token must give the identifier that a
+/// JSON token) and `RouteIndex` (routes by that token). Read, the token must give the identifier that a
 /// parse of the whole frame gives.
 @Suite("Data frame fast path")
 struct DataFrameFastPathTests {
@@ -93,70 +93,54 @@ struct DataFrameFastPathTests {
         }
         #expect(taken > 1_000)
     }
+}
 
-    static func box(_ identifier: String, serial: Int = 1) -> SubscriptionBox {
-        SubscriptionBox(serial: serial, identifier: identifier, context: DeliveryBatchTests.context(bufferSize: 4))
+@Suite("RouteIndex")
+struct RouteIndexTests {
+    static func route(_ identifier: String, serial: Int = 1) -> DeliveryRoute {
+        DeliveryRoute(serial: serial, identifier: identifier, context: DeliveryBatchTests.context(bufferSize: 4))
     }
 
-    static func lookup(_ table: RouteTable, _ token: String) -> SubscriptionBox? {
-        Array(token.utf8).withUnsafeBufferPointer { table.lookup(token: $0) }
+    static func lookup(_ index: RouteIndex, _ token: String) -> DeliveryRoute? {
+        Array(token.utf8).withUnsafeBufferPointer { index.lookup(token: $0) }
     }
 
-    @Test("finds a subscription by its identifier's token, as our writer escapes it")
-    func routeTable() {
-        var table = RouteTable()
+    @Test("finds a route by its identifier's token, as our writer escapes it")
+    func tokens() {
+        var index = RouteIndex()
         let identifiers = [#"{"channel":"A"}"#, "plain", "", #"back\slash"#, "tab\tand\u{1}", "héllo ✓"]
-        let boxes = identifiers.enumerated().map { Self.box($1, serial: $0) }
-        for (identifier, box) in zip(identifiers, boxes) { table.set(box, for: identifier) }
-        #expect(Self.lookup(table, #"{\"channel\":\"A\"}"#) === boxes[0])
-        #expect(Self.lookup(table, "plain") === boxes[1])
-        #expect(Self.lookup(table, "") === boxes[2])
-        #expect(Self.lookup(table, #"back\\slash"#) === boxes[3])
-        #expect(Self.lookup(table, #"tab\tand\u0001"#) === boxes[4])
-        #expect(Self.lookup(table, "héllo ✓") === boxes[5])
-        #expect(Self.lookup(table, #"{"channel":"A"}"#) == nil, "the unescaped form is not a token")
-        #expect(Self.lookup(table, "plai") == nil)
-        #expect(table[#"{"channel":"A"}"#] === boxes[0])
+        let routes = identifiers.enumerated().map { Self.route($1, serial: $0) }
+        for (identifier, route) in zip(identifiers, routes) { index.set(route, for: identifier) }
+        #expect(Self.lookup(index, #"{\"channel\":\"A\"}"#) === routes[0])
+        #expect(Self.lookup(index, "plain") === routes[1])
+        #expect(Self.lookup(index, "") === routes[2])
+        #expect(Self.lookup(index, #"back\\slash"#) === routes[3])
+        #expect(Self.lookup(index, #"tab\tand\u0001"#) === routes[4])
+        #expect(Self.lookup(index, "héllo ✓") === routes[5])
+        #expect(Self.lookup(index, #"{"channel":"A"}"#) == nil, "the unescaped form is not a token")
+        #expect(Self.lookup(index, "plai") == nil)
+        #expect(index.count == 6)
 
-        table.remove("plain", ifLeadingTo: boxes[0])  // another box: no effect
-        #expect(Self.lookup(table, "plain") === boxes[1])
-        table.remove("plain", ifLeadingTo: boxes[1])
-        #expect(Self.lookup(table, "plain") == nil)
-        #expect(table["plain"] == nil)
+        index.remove("plain")
+        #expect(Self.lookup(index, "plain") == nil && index.count == 5)
+        index.remove("plain")
+        #expect(index.count == 5, "removing what is not there changes nothing")
 
-        let replacement = Self.box("", serial: 9)
-        table.set(replacement, for: "")
-        #expect(Self.lookup(table, "") === replacement)
-    }
-
-    @Test("replacing a box (a handle joined or left) moves its identifier's route and its aliases, and no other")
-    func replaceKeepsAliases() {
-        var table = RouteTable()
-        let identifier = #"{"channel":"Café"}"#
-        let old = Self.box(identifier, serial: 1)
-        let other = Self.box(#"{"channel":"Other"}"#, serial: 2)
-        table.set(old, for: identifier)
-        table.set(other, for: #"{"channel":"Other"}"#)
-        let alias = #"{"channel": "Caf\u00e9"}"#  // spaced and escaped: a server's re-encoding
-        #expect(table.resolve(alias) === old)
-        let new = Self.box(identifier, serial: 1)
-        table.replace(old, with: new)
-        #expect(table[identifier] === new)
-        #expect(table.resolve(alias) === new, "the learned alias follows")
-        #expect(Self.lookup(table, String(decoding: RouteTable.token(for: alias), as: UTF8.self)) === new)
-        #expect(Self.lookup(table, String(decoding: RouteTable.token(for: identifier), as: UTF8.self)) === new)
-        #expect(table[#"{"channel":"Other"}"#] === other)
+        let replacement = Self.route("", serial: 9)
+        index.set(replacement, for: "")
+        #expect(Self.lookup(index, "") === replacement && index.count == 5, "a spelling has one route")
     }
 
     @Test("keeps 5,000 routes apart, whatever their hashes share")
     func manyRoutes() {
-        var table = RouteTable()
+        var index = RouteIndex()
         let identifiers = (0..<5_000).map { #"{"channel":"BenchChannel","sub":\#($0)}"# }
-        let boxes = identifiers.enumerated().map { Self.box($1, serial: $0) }
-        for (identifier, box) in zip(identifiers, boxes) { table.set(box, for: identifier) }
-        for (identifier, box) in zip(identifiers, boxes) {
-            let token = String(decoding: RouteTable.token(for: identifier), as: UTF8.self)
-            #expect(Self.lookup(table, token) === box)
+        let routes = identifiers.enumerated().map { Self.route($1, serial: $0) }
+        for (identifier, route) in zip(identifiers, routes) { index.set(route, for: identifier) }
+        for (identifier, route) in zip(identifiers, routes) {
+            let token = String(decoding: RouteIndex.token(for: identifier), as: UTF8.self)
+            #expect(Self.lookup(index, token) === route)
         }
+        #expect(index.count == 5_000)
     }
 }

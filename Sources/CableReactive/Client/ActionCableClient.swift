@@ -176,16 +176,16 @@ public final class ActionCableClient: Sendable {
 
     private func subscribe(_ params: JSONValue, since: Int?) throws(CableError) -> ChannelSubscription {
         let identifier = try CableProtocol.identifier(for: params)
-        guard let (box, sink) = engine.subscribe(identifier: identifier, historySince: since) else {
+        guard let (route, sink) = engine.subscribe(identifier: identifier, historySince: since) else {
             // Closed: an ended handle with a context of its own, which leads to no engine.
             let sink = HandleSink(id: 0, bufferSize: 1, state: .unsubscribed)
             sink.messages.finish()
             let context = SubscriptionContext(
                 bufferSize: 1, log: engine.log, callbacks: engine.callbacks, coders: engine.subscriptions.coders)
-            let box = SubscriptionBox(serial: 0, identifier: identifier, context: context, sinks: [sink])
-            return ChannelSubscription(lease: SubscriptionLease(box: box, sinkID: sink.id), sink: sink)
+            let route = DeliveryRoute(serial: 0, identifier: identifier, context: context, sinks: [sink])
+            return ChannelSubscription(lease: SubscriptionLease(route: route, sinkID: sink.id), sink: sink)
         }
-        return ChannelSubscription(lease: SubscriptionLease(box: box, sinkID: sink.id), sink: sink)
+        return ChannelSubscription(lease: SubscriptionLease(route: route, sinkID: sink.id), sink: sink)
     }
 
     /// Subscribes with params built from variables, without wrapping each value; see ``subscribe(_:)-(JSONValue)``.

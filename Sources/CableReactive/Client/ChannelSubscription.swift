@@ -206,17 +206,17 @@ final class SubscriptionLease: Sendable {
     let serial: Int
     let sinkID: UInt64
     let context: SubscriptionContext
-    var engine: ClientEngine? { context.engine }
+    var engine: (any SubscriptionOwner)? { context.owner }
     var bufferSize: Int { context.bufferSize }
     var log: LogContext { context.log }
     var callbacks: CallbackExecutor { context.callbacks }
     var coders: CableCoders { context.coders }
 
-    init(box: SubscriptionBox, sinkID: UInt64) {
-        identifier = box.identifier
-        serial = box.serial
+    init(route: DeliveryRoute, sinkID: UInt64) {
+        identifier = route.identifier
+        serial = route.serial
         self.sinkID = sinkID
-        context = box.context
+        context = route.context
     }
 
     deinit { release() }
@@ -225,164 +225,4 @@ final class SubscriptionLease: Sendable {
     func release() {
         engine?.release(identifier: identifier, serial: serial, sink: sinkID)
     }
-}
-
-/// The client's side of one handle: what the engine publishes to it. It holds the Signals storages themselves
-/// (one object and one lock each): the handle only ever hands out views of them.
-final class HandleSink: Sendable {
-    let id: UInt64
-    /// The handle's message stream: the engine sends to it, the handle's ``CableMessages`` observe it.
-    let messages: StreamStorage<JSONValue>
-    let state: StateStorage<SubscriptionState>
-    let reconnect: StateStorage<SubscriptionReconnect?>
-
-    init(id: UInt64, bufferSize: Int, state: SubscriptionState, reconnect: SubscriptionReconnect? = nil) {
-        self.id = id
-        messages = StreamStorage(holding: .bufferingNewest(bufferSize))
-        self.state = StateStorage(state)
-        // Every reconnect is news, even one with the outcome of the last: equal values are published again.
-        self.reconnect = StateStorage(reconnect, isDuplicate: nil)
-    }
-
-    /// A handle the engine lets go of without ending it (the client was released): its loops end.
-    deinit { messages.finish() }
-
-    /// Ends the handle: its messages finish and its state becomes unsubscribed (on `callbacks`).
-    func end(callbacks: CallbackExecutor) {
-        messages.finish()
-        let state = state
-        callbacks.run { state.update { $0 = .unsubscribed } }
-    }
-}
-
-/// What every subscription of one client shares, held once by the client instead of in each handle and box:
-/// the buffer size, the log, the callback queue, the coders, and a weak reference to the engine (a handle must
-/// not keep its client alive).
-final class SubscriptionContext: Sendable {
-    let bufferSize: Int
-    /// The client's encoder and decoder, made from ``CableOptions/coding``: what `perform` and
-    /// `messages(as:)` use when the call passes none.
-    let coders: CableCoders
-    /// How many messages a ``DeliveryBatch`` stages for one subscription before handing them over: half the
-    /// buffer, so that staging never costs a drop while the consumers keep up.
-    let handOverThreshold: Int
-    let log: LogContext
-    let callbacks: CallbackExecutor
-    private let engineRef = Locked(WeakEngine())
-    /// The stream positions (AnyCable) of this client's subscriptions, by serial, so that every box that
-    /// replaces another keeps its sequencer. Only a subscription that saw a positioned message or awaits a
-    /// replay has one: a Rails subscription pays for none (a lock each cost 96 bytes a subscription).
-    private let sequencers = Locked<[Int: StreamSequencer]>([:])
-    /// The client's engine; nil once it is gone, and for the handles a closed client gives out.
-    var engine: ClientEngine? { engineRef.withLock { $0.engine } }
-
-    init(bufferSize: Int, log: LogContext, callbacks: CallbackExecutor, coders: CableCoders = .standard) {
-        self.bufferSize = bufferSize
-        self.coders = coders
-        handOverThreshold = max(1, bufferSize / 2)
-        self.log = log
-        self.callbacks = callbacks
-    }
-
-    /// Runs `body` on subscription `serial`'s sequencer, made if it has none.
-    func withSequencer<R>(of serial: Int, _ body: (inout StreamSequencer) -> R) -> R {
-        sequencers.withLock { body(&$0[serial, default: StreamSequencer(holdLimit: bufferSize)]) }
-    }
-
-    /// Whether subscription `serial` has seen stream positions.
-    func hasStreamPositions(_ serial: Int) -> Bool {
-        sequencers.withLock { $0[serial].map { !$0.marks.isEmpty } ?? false }
-    }
-
-    /// Ends the awaited replay of subscription `serial`: what waited for it, in stream order.
-    func historyEnded(_ serial: Int) -> [JSONValue] {
-        sequencers.withLock { $0[serial]?.historyEnded() ?? [] }
-    }
-
-    /// The session ended: every sequencer stops waiting for what it asked.
-    func sessionEnded() {
-        sequencers.withLock { table in
-            for index in table.indices { table.values[index].sessionEnded() }
-        }
-    }
-
-    /// How many subscriptions have a sequencer (for tests).
-    var sequencerCount: Int { sequencers.withLock { $0.count } }
-
-    /// Forgets subscription `serial`'s positions: it ended.
-    func forgetSequencer(of serial: Int) {
-        _ = sequencers.withLock { $0.removeValue(forKey: serial) }
-    }
-
-    /// Called once, by the engine that owns this context, at the end of its init.
-    func attach(_ engine: ClientEngine) {
-        engineRef.withLock { $0.engine = engine }
-    }
-}
-
-/// The client's side of one server subscription: its identity, and the handles that share it.
-///
-/// Immutable: when a handle joins or leaves, the engine replaces the box (under its lock, in every index that
-/// leads to it), so the network thread delivers to a box's handles without a lock. A read that staged messages
-/// for the old box hands them to the old set of handles: a handle that joined meanwhile starts with the next
-/// read, and one that left is already finished.
-final class SubscriptionBox: Sendable {
-    let serial: Int
-    let identifier: String
-    let context: SubscriptionContext
-    var bufferSize: Int { context.bufferSize }
-    var log: LogContext { context.log }
-    var handOverThreshold: Int { context.handOverThreshold }
-    /// The handles, in the order they subscribed.
-    let sinks: [HandleSink]
-    /// Their message streams, what ``deliver(_:wakes:)`` sends to: a pointer hop fewer per hand-over than
-    /// through each sink, which counts when a thousand subscriptions take turns (each hop a cache miss).
-    private let messageStorages: [StreamStorage<JSONValue>]
-    init(serial: Int, identifier: String, context: SubscriptionContext, sinks: [HandleSink] = []) {
-        self.serial = serial
-        self.identifier = identifier
-        self.context = context
-        self.sinks = sinks
-        messageStorages = sinks.map(\.messages)
-    }
-
-    /// This box with `sink` added.
-    func adding(_ sink: HandleSink) -> SubscriptionBox {
-        SubscriptionBox(serial: serial, identifier: identifier, context: context, sinks: sinks + [sink])
-    }
-
-    /// Stages `message` for the handles, through the stream sequencer when it carries a position: a repeat
-    /// is dropped, and a message past a gap waits while a history replay is awaited.
-    func stage(_ message: JSONValue, at position: StreamPosition?, in batch: DeliveryBatch) {
-        guard let position else { return batch.stage(message, for: self) }
-        for ready in context.withSequencer(of: serial, { $0.accept(message, at: position) }) {
-            batch.stage(ready, for: self)
-        }
-    }
-
-    /// This box without the handle `id`, and that handle; nil if it is not (or no longer) here.
-    func removing(sink id: UInt64) -> (box: SubscriptionBox, removed: HandleSink)? {
-        guard let index = sinks.firstIndex(where: { $0.id == id }) else { return nil }
-        var rest = sinks
-        let removed = rest.remove(at: index)
-        let box = SubscriptionBox(serial: serial, identifier: identifier, context: context, sinks: rest)
-        return (box, removed)
-    }
-
-    func contains(sink id: UInt64) -> Bool { sinks.contains { $0.id == id } }
-
-    /// Hands `messages` to every handle, in order. Runs on the network thread.
-    ///
-    /// - Returns: how many messages the handles' consumers dropped (summed over the handles).
-    @discardableResult
-    func deliver(_ messages: some Collection<JSONValue>, wakes: inout WakeList) -> Int {
-        var dropped = 0
-        for storage in messageStorages { dropped += storage.send(contentsOf: messages, wakes: &wakes) ?? 0 }
-        return dropped
-    }
-}
-
-/// A weak reference to the engine: a handle must not keep its client alive.
-struct WeakEngine {
-    weak var engine: ClientEngine?
 }

@@ -10,21 +10,22 @@ import Signals
 
 /// The inbound path: what a connection delivers, from its I/O thread.
 ///
-/// Every text message arrives as validated UTF-8 (``TextReceiver``). A data frame for a known identifier is
-/// routed by its raw identifier token with one short lock and staged in the connection's ``DeliveryBatch``,
-/// which hands each subscription its messages once per read; no effect runs for it. Every other frame is an
+/// Every text message arrives as validated UTF-8 (``TextReceiver``) and is decoded once, outside any lock. A
+/// data frame for a known identifier is routed by its raw identifier token from the routes the subscription
+/// table last published (not under the engine's lock) and staged in the connection's ``DeliveryBatch``, which
+/// hands each subscription its messages once per read; no effect runs for it. Every other frame is an
 /// input to the core like an API call: decided under the lock, its effects run after (``ClientEngine/decide(_:)``).
 extension ClientEngine {
     /// Connects attempt `id`. The connection keeps the receiver and handler until it delivers `.closed`.
     func openTransport(_ request: CableRequest, id: UInt64) -> any WebSocketConnection {
         let batch = DeliveryBatch()
-        // The data-frame path reaches `core` without the engine: `core` holds no reference to the receiver,
-        // and the engine (weakly referenced) is loaded only for the other frames, not per message.
-        let core = core
+        // The data-frame path reads the published routes without the engine, which (weakly referenced) is
+        // loaded only for the other frames, not per message.
+        let routes = core.withLock { $0.subscriptions.published }
         let receiver = TextReceiver(
             text: { [weak self] utf8 in
                 let frame = CableProtocol.decodeFrame(validatedUTF8: utf8)
-                guard !Self.routeDataFrame(frame, utf8: utf8, id: id, batch: batch, core: core) else { return }
+                guard !Self.routeDataFrame(frame, utf8: utf8, id: id, batch: batch, routes: routes) else { return }
                 self?.inbound(frame.flatMap { ServerFrame($0, in: utf8) }, id: id, batch: batch)
             },
             batchEnded: { [weak self] in
@@ -76,37 +77,25 @@ extension ClientEngine {
         }
     }
 
-    /// The hot path for a data frame decoded (outside the lock) from the validated UTF-8 `utf8`: a short locked
-    /// lookup of the identifier's raw token (``RouteTable``), then the message is staged for its subscription
+    /// The hot path for a data frame decoded from the validated UTF-8 `utf8`: a lookup of the identifier's raw
+    /// token in the published routes (``RouteIndex``), then the message is staged for its subscription
     /// (``DeliveryBatch``). Returns false when the frame is left to ``inbound(_:id:batch:)`` (not a data frame,
     /// or an identifier token we do not know, which may be one escaped differently).
     private static func routeDataFrame(
         _ frame: InboundFrame?, utf8: UnsafeBufferPointer<UInt8>, id: UInt64, batch: DeliveryBatch,
-        core: Locked<EngineCore>
+        routes: Locked<SubscriptionTable.Routes>
     ) -> Bool {
         guard case .message(let range, let message, let position)? = frame else { return false }
         let token = UnsafeBufferPointer(rebasing: utf8[range])
+        let published = routes.withLock { $0 }
+        guard published.live == id else { return true }  // not the live session: dropped
         // The arrival time is noted once per read, at its end (noteFrames), not per message.
-        let route = core.withLock { core -> TokenRoute in
-            guard core.machine.isLive(id) else { return .notLive }
-            return core.routes.lookup(token: token).map(TokenRoute.found) ?? .unknown
-        }
-        switch route {
-        case .found(let box):
-            batch.routedFrames = true
-            box.stage(message, at: position, in: batch)
-            return true
-        case .notLive:
-            return true
-        case .unknown:
+        guard let route = published.index.lookup(token: token) else {
             return false  // inbound logs an unknown identifier, or finds one escaped differently
         }
-    }
-
-    private enum TokenRoute {
-        case found(SubscriptionBox)
-        case notLive
-        case unknown
+        batch.routedFrames = true
+        route.stage(message, at: position, in: batch)
+        return true
     }
 
     /// Notes that the live connection `id` received frames now (the stale watchdog's clock).
@@ -123,13 +112,13 @@ extension ClientEngine {
             log.emit(LogEvent(level: .debug, name: "bad_frame", fields: []))
             return
         }
-        guard let box = decide({ core, now in core.received(frame, on: id, now: now) }) else { return }
+        guard let route = decide({ core, now in core.received(frame, on: id, now: now) }) else { return }
         switch frame {
         case .message(_, let message, let position):
-            box.stage(message, at: position, in: batch)
+            route.stage(message, at: position, in: batch)
         case .historyConfirmed, .historyRejected:
             // What waited for the replay goes out after it, in stream order.
-            for message in subscriptions.historyEnded(box.serial) { batch.stage(message, for: box) }
+            for message in subscriptions.historyEnded(route.serial) { batch.stage(message, for: route) }
         case .confirm, .reject, .welcome, .ping, .disconnect, .unknown:
             break  // `received` resolves no subscription for these
         }

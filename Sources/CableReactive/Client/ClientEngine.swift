@@ -20,7 +20,7 @@ import Signals
 /// - a stale effect is harmless: timers and hooks carry the attempt id the machine checks, and sends and
 ///   closes name the attempt whose connection they are for.
 /// The data-frame path reads the routes under the lock but runs no effect (``ClientEngine+Inbound``).
-final class ClientEngine: Sendable {
+final class ClientEngine: SubscriptionOwner {
     /// The header that presents the previous session's id to AnyCable (extended protocol).
     static let restoreHeader = "X-AnyCable-Restore-SID"
 
@@ -57,7 +57,7 @@ final class ClientEngine: Sendable {
     /// Every loss is published, even one equal to the last (two stale sessions in a row are two events).
     let lastDisconnectValue = MutableStateValue<CableDisconnect?>(nil, isDuplicate: { _, _ in false })
     let nextAttemptValue = MutableStateValue<CableRetry?>(nil)
-    /// What this client's subscription handles and boxes share.
+    /// What this client's subscription handles and routes share.
     let subscriptions: SubscriptionContext
     let core: Locked<EngineCore>
     private let resources = Locked(Resources())
@@ -93,11 +93,10 @@ final class ClientEngine: Sendable {
             EngineCore(
                 url: url,
                 outputs: .init(state: stateValue, lastDisconnect: lastDisconnectValue, nextAttempt: nextAttemptValue),
-                subscriptions: subscriptions,
                 hasRequestHook: onRequest != nil,
                 hasUnauthorizedHook: onUnauthorized != nil,
                 machine: ConnectionMachine(config: config),
-                registry: SubscriptionRegistry(retryDelays: options.subscribeRetryDelays),
+                subscriptions: SubscriptionTable(retryDelays: options.subscribeRetryDelays, context: subscriptions),
                 random: random
             ))
         subscriptions.attach(self)
@@ -117,12 +116,14 @@ final class ClientEngine: Sendable {
     }
 
     /// Runs `body` on the core under the lock (with the scheduler's time, read before locking: the scheduler
-    /// is injected code), then runs the effects it decided if no other thread is running effects.
+    /// is injected code), publishes the routes it changed for the I/O thread, then runs the effects it decided
+    /// if no other thread is running effects.
     @discardableResult
     func decide<R>(_ body: (inout EngineCore, TimeInterval) -> R) -> R {
         let now = scheduler.now
         let (result, effects) = core.withLock { core in
             let result = body(&core, now)
+            core.subscriptions.publishRoutes()
             return (result, Self.claim(&core))
         }
         drain(effects)
@@ -246,7 +247,7 @@ final class ClientEngine: Sendable {
 
     /// A new handle on the subscription for `identifier`: on the live one if there is one (the server
     /// subscription is shared), else on a new one. Nil after ``close()``.
-    func subscribe(identifier: String, historySince: Int? = nil) -> (box: SubscriptionBox, sink: HandleSink)? {
+    func subscribe(identifier: String, historySince: Int? = nil) -> (route: DeliveryRoute, sink: HandleSink)? {
         decide { core, now in
             core.subscribe(
                 identifier: identifier, historySince: historySince, bufferSize: options.messageBufferSize, now: now)
@@ -259,7 +260,7 @@ final class ClientEngine: Sendable {
     }
 
     func subscribesSent(identifier: String) -> Int {
-        core.withLock { $0.registry.subscribesSent(identifier) }
+        core.withLock { $0.subscriptions.subscribesSent(identifier) }
     }
 
     /// Sends `action` with `data` if the subscription is confirmed on the live connection and `sink` shares it.

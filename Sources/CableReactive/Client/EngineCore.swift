@@ -7,7 +7,7 @@ import Signals
 #endif
 
 /// Everything the engine decides with, under its one lock: the pure parts (``ConnectionMachine``,
-/// ``SubscriptionRegistry`` and its ``RouteTable``, ``SessionRestore``), and the FIFO of effects they asked for.
+/// ``SubscriptionTable``, ``SessionRestore``), and the FIFO of effects they asked for.
 ///
 /// Its methods never call code the app provides: each turns one input into state changes and appends
 /// ``EngineEffect``s to ``outbox``, which ``ClientEngine`` runs after unlocking.
@@ -21,23 +21,13 @@ struct EngineCore: Sendable {
 
     let url: URL
     let outputs: Outputs
-    /// What this client's subscription handles and routes share.
-    let subscriptions: SubscriptionContext
     let hasRequestHook: Bool
     let hasUnauthorizedHook: Bool
     var machine: ConnectionMachine
-    /// The subscriptions: each entry holds its state and, as its attachment, its box (handles and streams;
-    /// replaced when a handle joins or leaves).
-    var registry: SubscriptionRegistry<SubscriptionBox>
-    /// The pending subscribe re-sends (identifier → the registry's generation), behind one timer.
-    var retries = DeadlineQueue<String, UInt64>()
+    var subscriptions: SubscriptionTable
     var random: any RandomNumberGenerator & Sendable
     /// The prepared request of the attempt about to open its transport.
     var request: (id: UInt64, request: CableRequest)?
-    var nextSinkID: UInt64 = 0
-    /// The data-frame index over the registry's boxes (by identifier token, and server spellings): kept in
-    /// step by `subscribe`, `replace(_:with:)` and `end(_:)` only.
-    var routes = RouteTable()
     /// AnyCable's extended protocol and session recovery (``CableWireProtocol/anyCableExtended``).
     var restore = SessionRestore()
     var closed = false
@@ -62,11 +52,7 @@ struct EngineCore: Sendable {
                 self.request = (id, request)
                 queue.append(.machine(.requestReady(id: id)))
             case .retriesDue:
-                let (due, next) = retries.fire(now: now)
-                outbox.append(.armRetries(deadline: next))
-                for (identifier, generation) in due {
-                    apply(registry.retryFired(identifier, generation: generation, random: &random), now: now)
-                }
+                apply(subscriptions.resendsDue(now: now, random: &random))
             }
         }
     }
@@ -108,8 +94,8 @@ struct EngineCore: Sendable {
         case .sessionStarted(let id):
             startSession(id, now: now)
         case .sessionEnded:
-            subscriptions.sessionEnded()
-            apply(registry.sessionEnded(), now: now)
+            subscriptions.context.sessionEnded()
+            apply(subscriptions.sessionEnded())
         case .publish(let state):
             let value = outputs.state
             outbox.append(.callback { value.value = state })
@@ -129,58 +115,29 @@ struct EngineCore: Sendable {
     }
 
     private mutating func startSession(_ id: UInt64, now: TimeInterval) {
-        // Our spelling of each restored identifier, whatever spelling the server wrote back.
-        let restored = restore.takeRestored(forSession: id).map { restored in
-            ServerFrame.Restored(
-                identifiers: restored.identifiers.map { identifiers in
-                    identifiers.map { routes.resolve($0)?.identifier ?? $0 }
-                })
-        }
+        let restored = restore.takeRestored(forSession: id)
         // On an extended session, a subscription that has seen stream positions asks for a replay.
-        var replayable: Set<String> = []
-        if restore.isExtended(id) {
-            for (identifier, entry) in registry.entries where subscriptions.hasStreamPositions(entry.serial) {
-                replayable.insert(identifier)
-            }
-        }
-        apply(registry.sessionStarted(id, restored: restored, replayable: replayable, random: &random), now: now)
+        apply(
+            subscriptions.sessionStarted(
+                id, restored: restored, replays: restore.isExtended(id), now: now, random: &random))
     }
 
-    mutating func apply(_ actions: [SubscriptionAction], now: TimeInterval) {
-        for action in actions { apply(action, now: now) }
-    }
-
-    private mutating func apply(_ action: SubscriptionAction, now: TimeInterval) {
-        switch action {
-        case .send(let text):
-            sendOnLiveSession(text)
-        case .publish(_, .unsubscribed):
-            break  // the entry is gone; its handles were ended by whoever removed it (end(_:))
-        case .publish(let identifier, let state):
-            guard let sinks = registry[identifier]?.attachment.sinks else { return }
-            outbox.append(.callback { for sink in sinks { sink.state.update { $0 = state } } })
-        case .publishReconnect(let identifier, let outcome):
-            guard let sinks = registry[identifier]?.attachment.sinks else { return }
-            outbox.append(.callback { for sink in sinks { sink.reconnect.update { $0 = outcome } } })
-        case .awaitHistory(let identifier):
-            if let entry = registry[identifier] {
-                subscriptions.withSequencer(of: entry.serial) { $0.historyRequested() }
-            }
-        case .requestHistory(let identifier):
-            guard let box = registry[identifier]?.attachment else { return }
-            let positions = subscriptions.withSequencer(of: box.serial) { sequencer in
-                sequencer.historyRequested()
-                return sequencer.positions
-            }
-            sendOnLiveSession(CableProtocol.history(identifier: identifier, since: positions))
-        case .scheduleRetry(let identifier, let generation, let delay):
-            if let deadline = retries.set(identifier, generation, at: now + delay) {
+    mutating func apply(_ actions: [SubscriptionAction]) {
+        for action in actions {
+            switch action {
+            case .send(let text):
+                sendOnLiveSession(text)
+            case .publish(let sinks, let state):
+                outbox.append(.callback { for sink in sinks { sink.state.update { $0 = state } } })
+            case .publishReconnect(let sinks, let outcome):
+                outbox.append(.callback { for sink in sinks { sink.reconnect.update { $0 = outcome } } })
+            case .armRetries(let deadline):
                 outbox.append(.armRetries(deadline: deadline))
+            case .end(let sinks):
+                outbox.append(.end(sinks))
+            case .log(let event):
+                outbox.append(.log(event))
             }
-        case .cancelRetry(let identifier):
-            if retries.remove(identifier) { outbox.append(.armRetries(deadline: nil)) }
-        case .log(let event):
-            outbox.append(.log(event))
         }
     }
 
@@ -192,28 +149,30 @@ struct EngineCore: Sendable {
 
     // MARK: frames
 
-    /// A control frame (or a data frame that took the full decode) arrived on attempt `id`.
+    /// A control frame (or a data frame whose token was not routed) arrived on attempt `id`.
     ///
-    /// - Returns: the box a data frame or a history answer is for, if the frame was for a known subscription.
-    mutating func received(_ frame: ServerFrame, on id: UInt64, now: TimeInterval) -> SubscriptionBox? {
+    /// - Returns: the route a data frame or a history answer is for, if the frame was for a known subscription.
+    mutating func received(_ frame: ServerFrame, on id: UInt64, now: TimeInterval) -> DeliveryRoute? {
         switch frame {
         case .message(let identifier, _, _):
             guard machine.noteFrame(id: id, now: now) else { return nil }
-            guard let box = routes.resolve(identifier) else {
+            guard let route = subscriptions.resolve(identifier) else {
                 outbox.append(.log(LogEvent(level: .debug, name: "unknown_identifier", fields: [])))
                 return nil
             }
-            return box
+            return route
         case .ping:
             // The extended protocol's pong lets the server tell a dead client (AnyCable's pong_timeout).
             if machine.noteFrame(id: id, now: now), restore.isExtended(id) { sendOnLiveSession(CableProtocol.pong) }
         case .unknown:
             _ = machine.noteFrame(id: id, now: now)
         case .historyConfirmed(let identifier), .historyRejected(let identifier):
-            guard machine.noteFrame(id: id, now: now), let box = routes.resolve(identifier) else { return nil }
+            guard machine.noteFrame(id: id, now: now) else { return nil }
+            var actions: [SubscriptionAction] = []
             let confirmed = frame == .historyConfirmed(identifier: identifier)
-            apply(registry.historyEnded(box.identifier, confirmed: confirmed), now: now)
-            return box
+            let route = subscriptions.historyEnded(identifier, confirmed: confirmed, into: &actions)
+            apply(actions)
+            return route
         case .welcome(let sessionID, let restored):
             guard machine.transportID == id else { return nil }
             restore.handle(.welcome(id: id, sessionID: sessionID, restored: restored))
@@ -222,76 +181,35 @@ struct EngineCore: Sendable {
             // A server disconnect ends the session: the next attempt starts a fresh one.
             restore.handle(.serverDisconnect)
             decide(.machine(.serverDisconnect(id: id, reason: reason, reconnect: reconnect)), now: now)
-        case .confirm(let identifier), .reject(let identifier):
-            guard machine.noteFrame(id: id, now: now) else { return nil }
-            // Our identifier for the server's spelling of it; an identifier no subscription has in any
-            // spelling stays as the server spelled it (an orphan confirmation is unsubscribed that way).
-            let known = routes.resolve(identifier)?.identifier ?? identifier
-            if case .confirm = frame {
-                apply(registry.confirmed(known), now: now)
-            } else {
-                apply(registry.rejected(known), now: now)
-            }
+        case .confirm(let identifier):
+            if machine.noteFrame(id: id, now: now) { apply(subscriptions.confirmed(identifier)) }
+        case .reject(let identifier):
+            if machine.noteFrame(id: id, now: now) { apply(subscriptions.rejected(identifier)) }
         }
         return nil
     }
 
     // MARK: subscriptions
 
-    /// A new handle on the subscription for `identifier`: on the registered one if there is one (the server
-    /// subscription is shared), else on a new one. Nil after close.
+    /// A new handle on the subscription for `identifier` (shared if there is one). Nil after close.
     mutating func subscribe(
         identifier: String, historySince: Int?, bufferSize: Int, now: TimeInterval
-    ) -> (box: SubscriptionBox, sink: HandleSink)? {
+    ) -> (route: DeliveryRoute, sink: HandleSink)? {
         if closed { return nil }
-        nextSinkID += 1
-        if let entry = registry[identifier] {
-            let box = entry.attachment
-            let sink = HandleSink(
-                id: nextSinkID, bufferSize: box.bufferSize, state: entry.state, reconnect: entry.lastReconnect)
-            replace(box, with: box.adding(sink))
-            return (box, sink)
-        }
-        let sink = HandleSink(id: nextSinkID, bufferSize: bufferSize, state: .pending)
-        // The serial the registry will give it: boxes carry it for logs and handles.
-        let box = SubscriptionBox(
-            serial: registry.nextSerialToAssign, identifier: identifier, context: subscriptions, sinks: [sink])
-        guard let (_, actions) = registry.add(identifier, attachment: box, historySince: historySince, random: &random)
-        else { return nil }  // unreachable: the branch above shares a registered identifier
-        routes.set(box, for: identifier)
-        apply(actions, now: now)
-        return (box, sink)
-    }
-
-    /// Puts `new` wherever `old` is found: the box changes when a handle joins or leaves.
-    private mutating func replace(_ old: SubscriptionBox, with new: SubscriptionBox) {
-        registry.updateAttachment(of: old.identifier) { $0 = new }
-        routes.replace(old, with: new)
+        let (route, sink, actions) = subscriptions.addHandle(
+            to: identifier, historySince: historySince, bufferSize: bufferSize, now: now, random: &random)
+        apply(actions)
+        return (route, sink)
     }
 
     /// Ends the handle `sink` of subscription `serial`; the last handle's release ends the server subscription.
     mutating func release(identifier: String, serial: Int, sink: UInt64, now: TimeInterval) {
-        guard let entry = registry[identifier], entry.serial == serial,
-            let (rest, removed) = entry.attachment.removing(sink: sink)
-        else { return }
-        outbox.append(.end([removed]))
-        guard rest.sinks.isEmpty else { return replace(entry.attachment, with: rest) }
-        apply(registry.remove(identifier), now: now)
-        forget(entry.attachment)
-    }
-
-    /// Forgets a box the registry has just removed: its routes and its stream positions. (Its pending re-send
-    /// went with the registry's `cancelRetry`; its handles are ended by the caller.)
-    private mutating func forget(_ box: SubscriptionBox) {
-        routes.remove(box.identifier, ifLeadingTo: box)
-        subscriptions.forgetSequencer(of: box.serial)
+        apply(subscriptions.releaseHandle(sink, of: identifier, serial: serial, now: now))
     }
 
     /// The live session's attempt, if `identifier` may perform on it and `sink` shares it.
     func performTarget(identifier: String, sink: UInt64) -> UInt64? {
-        guard registry.canPerform(identifier), registry[identifier]?.attachment.contains(sink: sink) == true
-        else { return nil }
-        return machine.sessionID
+        subscriptions.canPerform(identifier, sink: sink) ? machine.sessionID : nil
     }
 
     /// Closes the client for good: the machine, then every subscription (nothing is sent for them).
@@ -299,10 +217,7 @@ struct EngineCore: Sendable {
         guard !closed else { return }
         closed = true
         decide(.machine(.close), now: now)
-        let boxes = registry.entries.values.map(\.attachment)
-        apply(registry.removeAll(), now: now)
-        for box in boxes { forget(box) }
-        outbox.append(.end(boxes.flatMap(\.sinks)))
+        apply(subscriptions.removeAll(now: now))
         outbox.append(.cancelHook)
     }
 }

@@ -15,7 +15,7 @@ import Testing
 
     /// One subscription with one handle.
     struct Fixture {
-        let box: SubscriptionBox
+        let box: DeliveryRoute
         let sink: HandleSink
 
         /// Hands `messages` over as a read's end does, waking the consumers after.
@@ -27,7 +27,7 @@ import Testing
 
         init(bufferSize: Int, serial: Int = 1) {
             sink = HandleSink(id: 1, bufferSize: bufferSize, state: .pending)
-            box = SubscriptionBox(
+            box = DeliveryRoute(
                 serial: serial, identifier: "s\(serial)", context: DeliveryBatchTests.context(bufferSize: bufferSize),
                 sinks: [sink])
         }
@@ -64,7 +64,7 @@ import Testing
         let plain = Fixture(bufferSize: 8, serial: 1)
         let context = plain.box.context
         let sink = HandleSink(id: 2, bufferSize: 8, state: .pending)
-        let positioned = SubscriptionBox(serial: 2, identifier: "s2", context: context, sinks: [sink])
+        let positioned = DeliveryRoute(serial: 2, identifier: "s2", context: context, sinks: [sink])
         let batch = DeliveryBatch()
         plain.box.stage(.int(1), at: nil, in: batch)
         #expect(context.sequencerCount == 0 && !context.hasStreamPositions(1))

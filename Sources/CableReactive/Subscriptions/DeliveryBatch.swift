@@ -12,7 +12,7 @@ import Signals
 /// `batchEnded` callback, which the transport calls serially on its one I/O thread.
 final class DeliveryBatch: @unchecked Sendable {
     private struct Slot {
-        let box: SubscriptionBox
+        let box: DeliveryRoute
         var messages: [JSONValue] = []
         /// Whether the last hand-over dropped messages: one WARN per overflow episode.
         var overflowing = false
@@ -49,7 +49,7 @@ final class DeliveryBatch: @unchecked Sendable {
     var slotCount: Int { staged.count }
 
     /// Stages `message` for `box`, after the messages staged for it before.
-    func stage(_ message: JSONValue, for box: SubscriptionBox) {
+    func stage(_ message: JSONValue, for box: DeliveryRoute) {
         let slot: Int
         if staged.indices.contains(lastSlot), staged[lastSlot].box === box {
             slot = lastSlot  // consecutive messages for one subscription skip the lookup

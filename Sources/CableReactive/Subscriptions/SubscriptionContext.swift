@@ -1,0 +1,81 @@
+import Signals
+
+/// What every subscription of one client shares, held once by the client instead of in each handle and box:
+/// the buffer size, the log, the callback queue, the coders, and a weak reference to the engine (a handle must
+/// not keep its client alive).
+final class SubscriptionContext: Sendable {
+    let bufferSize: Int
+    /// The client's encoder and decoder, made from ``CableOptions/coding``: what `perform` and
+    /// `messages(as:)` use when the call passes none.
+    let coders: CableCoders
+    /// How many messages a ``DeliveryBatch`` stages for one subscription before handing them over: half the
+    /// buffer, so that staging never costs a drop while the consumers keep up.
+    let handOverThreshold: Int
+    let log: LogContext
+    let callbacks: CallbackExecutor
+    private let ownerRef = Locked(WeakOwner())
+    /// The stream positions (AnyCable) of this client's subscriptions, by serial, so that every box that
+    /// replaces another keeps its sequencer. Only a subscription that saw a positioned message or awaits a
+    /// replay has one: a Rails subscription pays for none (a lock each cost 96 bytes a subscription).
+    private let sequencers = Locked<[Int: StreamSequencer]>([:])
+    /// The client's engine; nil once it is gone, and for the handles a closed client gives out.
+    var owner: (any SubscriptionOwner)? { ownerRef.withLock { $0.owner } }
+
+    init(bufferSize: Int, log: LogContext, callbacks: CallbackExecutor, coders: CableCoders = .standard) {
+        self.bufferSize = bufferSize
+        self.coders = coders
+        handOverThreshold = max(1, bufferSize / 2)
+        self.log = log
+        self.callbacks = callbacks
+    }
+
+    /// Runs `body` on subscription `serial`'s sequencer, made if it has none.
+    func withSequencer<R>(of serial: Int, _ body: (inout StreamSequencer) -> R) -> R {
+        sequencers.withLock { body(&$0[serial, default: StreamSequencer(holdLimit: bufferSize)]) }
+    }
+
+    /// Whether subscription `serial` has seen stream positions.
+    func hasStreamPositions(_ serial: Int) -> Bool {
+        sequencers.withLock { $0[serial].map { !$0.marks.isEmpty } ?? false }
+    }
+
+    /// Ends the awaited replay of subscription `serial`: what waited for it, in stream order.
+    func historyEnded(_ serial: Int) -> [JSONValue] {
+        sequencers.withLock { $0[serial]?.historyEnded() ?? [] }
+    }
+
+    /// The session ended: every sequencer stops waiting for what it asked.
+    func sessionEnded() {
+        sequencers.withLock { table in
+            for index in table.indices { table.values[index].sessionEnded() }
+        }
+    }
+
+    /// How many subscriptions have a sequencer (for tests).
+    var sequencerCount: Int { sequencers.withLock { $0.count } }
+
+    /// Forgets subscription `serial`'s positions: it ended.
+    func forgetSequencer(of serial: Int) {
+        _ = sequencers.withLock { $0.removeValue(forKey: serial) }
+    }
+
+    /// Called once, by the engine that owns this context, at the end of its init.
+    func attach(_ owner: any SubscriptionOwner) {
+        ownerRef.withLock { $0.owner = owner }
+    }
+}
+
+/// What a handle asks of its client, through a weak reference (a handle must not keep its client alive).
+protocol SubscriptionOwner: AnyObject, Sendable {
+    /// Ends the handle `sink` of subscription `serial`; the last handle's release ends the server subscription.
+    func release(identifier: String, serial: Int, sink: UInt64)
+    /// Sends `action` with `data` if the subscription is confirmed on the live connection and `sink` shares it.
+    func perform(identifier: String, sink: UInt64, action: String, data: JSONValue) throws(CableError) -> Bool
+    /// How many `subscribe` commands for `identifier` went out on the live connection.
+    func subscribesSent(identifier: String) -> Int
+}
+
+/// A weak reference to the client's engine.
+struct WeakOwner {
+    weak var owner: (any SubscriptionOwner)?
+}

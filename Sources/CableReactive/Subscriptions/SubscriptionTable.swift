@@ -1,0 +1,433 @@
+import Signals
+
+#if canImport(FoundationEssentials) && !CABLE_FULL_FOUNDATION
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
+
+/// What ``SubscriptionTable`` asks its owner to do.
+enum SubscriptionAction: Sendable {
+    case send(String)
+    /// Publish `state` to these handles.
+    case publish([HandleSink], SubscriptionState)
+    /// Publish what the last reconnect did to the subscription to these handles.
+    case publishReconnect([HandleSink], SubscriptionReconnect)
+    /// Arm the one subscribe re-send timer for `deadline` (the table's clock), or cancel it (`nil`).
+    case armRetries(deadline: TimeInterval?)
+    /// End these handles for good (their subscription is gone, or they left it).
+    case end([HandleSink])
+    case log(LogEvent)
+}
+
+/// Every subscription of one client, one entry per server subscription (per identifier), with everything it
+/// has: its identifier and the other spellings servers wrote back (aliases), its handles, the fields its
+/// state is derived from, its subscribe re-send deadline, and its stream positions (kept in the client's
+/// ``SubscriptionContext`` by serial, since the I/O thread sequences messages there without the engine's lock).
+///
+/// A pure value driven by the engine under its lock: events in, ``SubscriptionAction``s out. After a change
+/// that moves a route, the owner calls ``publishRoutes()``, and the I/O thread routes data frames from the
+/// published copy (``published``) without the engine's lock.
+struct SubscriptionTable: Sendable {
+    typealias Action = SubscriptionAction
+
+    /// What the I/O thread routes with: the live session and the token index, as of the last publication.
+    struct Routes: Sendable {
+        var live: UInt64?
+        var index = RouteIndex()
+    }
+
+    /// Spellings remembered per subscription beyond our own; a server that keeps inventing new ones still
+    /// routes (through the canonical form), just without the fast path.
+    static let maxAliases = 4
+
+    private struct Entry: Sendable {
+        var route: DeliveryRoute
+        var confirmations = 0
+        /// The session on which `subscribe` last went out.
+        var sentOn: UInt64?
+        var confirmedOn: UInt64?
+        var rejectedOn: UInt64?
+        var retries = 0
+        var retryGeneration: UInt64 = 0
+        /// What the last reconnect did to it; `nil` until a session after its first confirmation started.
+        var lastReconnect: SubscriptionReconnect?
+        /// Whether the replay is to be requested once the server confirms the new subscription.
+        var replayOnConfirm = false
+        /// The Unix time the first `subscribe` asks history since, until it is confirmed.
+        var historySince: Int?
+        /// The other spellings of the identifier that servers wrote back.
+        var aliases: [String] = []
+
+        var serial: Int { route.serial }
+        var identifier: String { route.identifier }
+        var sinks: [HandleSink] { route.sinks }
+    }
+
+    /// The subscribe re-send schedule (``CableOptions/subscribeRetryDelays``).
+    let retryDelays: [TimeInterval]
+    let context: SubscriptionContext
+    /// The routes as last published, for the I/O thread.
+    let published = Locked(Routes())
+    private var entries: [String: Entry] = [:]
+    /// Each alias's identifier.
+    private var aliasOf: [String: String] = [:]
+    private var routes = Routes()
+    private var routesChanged = false
+    /// The pending subscribe re-sends (identifier → its generation).
+    private var resends = DeadlineQueue<String, UInt64>()
+    private(set) var session: UInt64?
+    /// The session before the live one (or the last one, while none is live).
+    private var previousSession: UInt64?
+    private var nextSerial = 0
+    private var nextGeneration: UInt64 = 0
+    private var nextSinkID: UInt64 = 0
+
+    init(retryDelays: [TimeInterval], context: SubscriptionContext) {
+        self.retryDelays = retryDelays
+        self.context = context
+    }
+
+    // MARK: queries
+
+    var count: Int { entries.count }
+    var identifiers: [String] { entries.values.sorted { $0.serial < $1.serial }.map(\.identifier) }
+
+    /// The state of `identifier`'s subscription, derived from the sessions it was confirmed and rejected on:
+    /// nil when there is none (a handle sees ``SubscriptionState/unsubscribed``).
+    func state(of identifier: String) -> SubscriptionState? { entries[identifier].map(state) }
+
+    private func state(_ entry: Entry) -> SubscriptionState {
+        if let session, entry.confirmedOn == session { return .subscribed(confirmations: entry.confirmations) }
+        if entry.rejectedOn != nil { return .rejected }  // until a new session's subscribe
+        return .pending
+    }
+
+    func lastReconnect(of identifier: String) -> SubscriptionReconnect? { entries[identifier]?.lastReconnect }
+
+    /// How many `subscribe` commands for `identifier` went out on the live session (0 without one).
+    func subscribesSent(_ identifier: String) -> Int {
+        guard let session, let entry = entries[identifier], entry.sentOn == session else { return 0 }
+        return entry.retries + 1
+    }
+
+    /// Whether handle `sink` may perform on `identifier`: confirmed on the live session, and sharing it.
+    func canPerform(_ identifier: String, sink: UInt64) -> Bool {
+        guard let session, let entry = entries[identifier], entry.confirmedOn == session else { return false }
+        return entry.route.contains(sink: sink)
+    }
+
+    /// Whether subscription `identifier` has seen stream positions (and so can ask for a replay).
+    func hasStreamPositions(_ identifier: String) -> Bool {
+        entries[identifier].map { context.hasStreamPositions($0.serial) } ?? false
+    }
+
+    /// The subscription for `identifier` as a server spelled it: by its exact text (ours, or an alias seen
+    /// before), else by its canonical form, in which case that spelling is remembered as an alias (and routed).
+    /// The canonical form costs a JSON parse, paid only on this miss path.
+    mutating func resolve(_ spelling: String) -> DeliveryRoute? {
+        if let entry = entries[spelling] ?? aliasOf[spelling].flatMap({ entries[$0] }) { return entry.route }
+        guard let canonical = CableProtocol.canonicalIdentifier(spelling), var entry = entries[canonical] else {
+            return nil
+        }
+        if entry.aliases.count < Self.maxAliases {
+            entry.aliases.append(spelling)
+            aliasOf[spelling] = canonical
+            entries[canonical] = entry
+            routes.index.set(entry.route, for: spelling)
+            routesChanged = true
+        }
+        return entry.route
+    }
+
+    /// Publishes the routes for the I/O thread, if they changed since the last publication.
+    mutating func publishRoutes() {
+        guard routesChanged else { return }
+        routesChanged = false
+        let routes = routes
+        published.withLock { $0 = routes }
+    }
+
+    // MARK: handles
+
+    /// A new handle on `identifier`'s subscription: on the registered one (shared), or on a new one, whose
+    /// `subscribe` goes out at once if a session is live.
+    mutating func addHandle(
+        to identifier: String, historySince: Int?, bufferSize: Int, now: TimeInterval,
+        random: inout some RandomNumberGenerator
+    ) -> (route: DeliveryRoute, sink: HandleSink, [Action]) {
+        nextSinkID += 1
+        if let entry = entries[identifier] {
+            let sink = HandleSink(
+                id: nextSinkID, bufferSize: bufferSize, state: state(entry), reconnect: entry.lastReconnect)
+            setRoute(entry.route.adding(sink), of: identifier)
+            return (entry.route, sink, [])
+        }
+        let sink = HandleSink(id: nextSinkID, bufferSize: bufferSize, state: .pending)
+        nextSerial += 1
+        let route = DeliveryRoute(serial: nextSerial, identifier: identifier, context: context, sinks: [sink])
+        var entry = Entry(route: route)
+        entry.historySince = historySince
+        entries[identifier] = entry
+        routes.index.set(route, for: identifier)
+        routesChanged = true
+        var actions: [Action] = []
+        if session != nil { sendSubscribe(identifier, retry: 0, now: now, into: &actions, random: &random) }
+        return (route, sink, actions)
+    }
+
+    /// Ends handle `sink` of subscription `serial`; the last handle's release removes the subscription
+    /// (sending `unsubscribe` if the live session has it).
+    mutating func releaseHandle(_ sink: UInt64, of identifier: String, serial: Int, now: TimeInterval) -> [Action] {
+        guard let entry = entries[identifier], entry.serial == serial,
+            let (rest, removed) = entry.route.removing(sink: sink)
+        else { return [] }
+        guard rest.sinks.isEmpty else {
+            setRoute(rest, of: identifier)
+            return [.end([removed])]
+        }
+        var actions: [Action] = [.end([removed])]
+        remove(identifier, now: now, into: &actions)
+        if let session, entry.sentOn == session || entry.confirmedOn == session {
+            actions.append(.send(CableProtocol.unsubscribe(identifier: identifier)))
+        }
+        return actions
+    }
+
+    /// Removes every subscription (the client closed); nothing is sent.
+    mutating func removeAll(now: TimeInterval) -> [Action] {
+        var actions: [Action] = [.end(entries.values.flatMap(\.sinks))]
+        for identifier in identifiers { remove(identifier, now: now, into: &actions) }
+        return actions
+    }
+
+    private mutating func remove(_ identifier: String, now: TimeInterval, into actions: inout [Action]) {
+        guard let entry = entries.removeValue(forKey: identifier) else { return }
+        for spelling in [identifier] + entry.aliases { routes.index.remove(spelling) }
+        for alias in entry.aliases { aliasOf.removeValue(forKey: alias) }
+        routesChanged = true
+        context.forgetSequencer(of: entry.serial)
+        cancelResend(identifier, into: &actions)
+    }
+
+    /// Makes `route` the route of `identifier` and of each of its aliases.
+    private mutating func setRoute(_ route: DeliveryRoute, of identifier: String) {
+        guard var entry = entries[identifier] else { return }
+        entry.route = route
+        entries[identifier] = entry
+        for spelling in [identifier] + entry.aliases { routes.index.set(route, for: spelling) }
+        routesChanged = true
+    }
+
+    // MARK: re-sends
+
+    /// The re-send timer fired: every subscription still unanswered on this session whose time came is sent again.
+    mutating func resendsDue(now: TimeInterval, random: inout some RandomNumberGenerator) -> [Action] {
+        let (due, next) = resends.fire(now: now)
+        var actions: [Action] = [.armRetries(deadline: next)]
+        for (identifier, generation) in due {
+            guard let session, let entry = entries[identifier], entry.retryGeneration == generation,
+                entry.sentOn == session, entry.confirmedOn != session, entry.rejectedOn != session
+            else { continue }
+            actions.append(
+                .log(
+                    LogEvent(
+                        level: .debug, name: "subscribe_retry",
+                        fields: [.subscription(entry.serial), .count(entry.retries + 1)])))
+            sendSubscribe(identifier, retry: entry.retries + 1, now: now, into: &actions, random: &random)
+        }
+        return actions
+    }
+
+    private mutating func cancelResend(_ identifier: String, into actions: inout [Action]) {
+        if resends.remove(identifier) { actions.append(.armRetries(deadline: nil)) }
+    }
+
+    mutating func sendSubscribe(
+        _ identifier: String, retry: Int, now: TimeInterval, into actions: inout [Action],
+        random: inout some RandomNumberGenerator
+    ) {
+        guard var entry = entries[identifier], let session else { return }
+        let before = state(entry)
+        if entry.sentOn != session {
+            entry.confirmedOn = nil
+            entry.rejectedOn = nil
+        }
+        nextGeneration += 1
+        entry.sentOn = session
+        entry.retries = retry
+        entry.retryGeneration = nextGeneration
+        entries[identifier] = entry
+        publishIfChanged(before, identifier, into: &actions)
+        if let since = entry.historySince {
+            context.withSequencer(of: entry.serial) { $0.historyRequested() }  // its replay is awaited
+            actions.append(.send(CableProtocol.subscribe(identifier: identifier, historySince: since)))
+        } else {
+            actions.append(.send(CableProtocol.subscribe(identifier: identifier)))
+        }
+        if let delay = Backoff.subscribeRetryDelay(retry: retry + 1, schedule: retryDelays, using: &random),
+            let deadline = resends.set(identifier, nextGeneration, at: now + delay)
+        {
+            actions.append(.armRetries(deadline: deadline))
+        }
+    }
+
+    /// Publishes `identifier`'s state to its handles if it is no longer `before`.
+    mutating func publishIfChanged(
+        _ before: SubscriptionState, _ identifier: String, into actions: inout [Action]
+    ) {
+        guard let entry = entries[identifier] else { return }
+        let after = state(entry)
+        if after != before { actions.append(.publish(entry.sinks, after)) }
+    }
+
+    // MARK: sessions and answers
+
+    /// A session was welcomed: every subscription goes out on it, except those the server says it restored
+    /// (AnyCable's extended protocol: `restored` lists them, or with no list, every one), spelled as the server
+    /// wrote them. Only a subscription confirmed on the previous session can be restored; any other is
+    /// subscribed as usual. On a session that can replay (`replays`), a subscription with stream positions
+    /// asks for a replay: at once when restored, after the confirmation when subscribed again.
+    mutating func sessionStarted(
+        _ id: UInt64, restored: ServerFrame.Restored?, replays: Bool, now: TimeInterval,
+        random: inout some RandomNumberGenerator
+    ) -> [Action] {
+        session = id
+        routes.live = id
+        routesChanged = true
+        let restoredIdentifiers = restored.map { restored in
+            restored.identifiers.map { Set($0.map { resolve($0)?.identifier ?? $0 }) }
+        }
+        var actions: [Action] = []
+        for identifier in identifiers {
+            guard let entry = entries[identifier] else { continue }
+            let replay = replays && context.hasStreamPositions(entry.serial)
+            let wasConfirmed = previousSession != nil && entry.confirmedOn == previousSession
+            if wasConfirmed, let restoredIdentifiers, restoredIdentifiers?.contains(identifier) ?? true {
+                restore(identifier, replay: replay, into: &actions)
+                continue
+            }
+            entries[identifier]?.replayOnConfirm = replay
+            if entry.confirmations > 0 { reconnected(identifier, replay ? .recovering : .resubscribed, &actions) }
+            sendSubscribe(identifier, retry: 0, now: now, into: &actions, random: &random)
+        }
+        return actions
+    }
+
+    /// The server kept `identifier`'s subscription across the reconnect: confirmed on the new session with no
+    /// `subscribe` (so ``subscribesSent(_:)`` is 0), and the confirmation count stays.
+    private mutating func restore(_ identifier: String, replay: Bool, into actions: inout [Action]) {
+        guard var entry = entries[identifier] else { return }
+        let before = state(entry)
+        entry.confirmedOn = session
+        entry.rejectedOn = nil
+        entry.replayOnConfirm = false
+        entries[identifier] = entry
+        actions.append(.log(LogEvent(level: .info, name: "restored", fields: [.subscription(entry.serial)])))
+        // The outcome first: an app that looks at it when the state changes sees this reconnect's.
+        reconnected(identifier, replay ? .recovering : .restored, &actions)
+        if replay { requestHistory(identifier, into: &actions) }
+        publishIfChanged(before, identifier, into: &actions)
+    }
+
+    private mutating func reconnected(
+        _ identifier: String, _ outcome: SubscriptionReconnect, _ actions: inout [Action]
+    ) {
+        guard var entry = entries[identifier] else { return }
+        entry.lastReconnect = outcome
+        entries[identifier] = entry
+        actions.append(.publishReconnect(entry.sinks, outcome))
+    }
+
+    /// Asks the server to replay `identifier`'s streams after their last positions; live messages past a gap
+    /// wait for the replay from now on.
+    private func requestHistory(_ identifier: String, into actions: inout [Action]) {
+        guard let entry = entries[identifier] else { return }
+        let positions = context.withSequencer(of: entry.serial) { sequencer in
+            sequencer.historyRequested()
+            return sequencer.positions
+        }
+        actions.append(.send(CableProtocol.history(identifier: identifier, since: positions)))
+    }
+
+    /// The server answered the replay of the subscription it spells `spelling`: every missed message was sent
+    /// (`confirmed`), or none can be.
+    ///
+    /// - Returns: the subscription's route, for what waited for the replay; nil for an unknown one.
+    mutating func historyEnded(_ spelling: String, confirmed: Bool, into actions: inout [Action]) -> DeliveryRoute? {
+        guard let route = resolve(spelling) else { return nil }
+        guard entries[route.identifier]?.lastReconnect == .recovering else { return route }
+        actions.append(
+            .log(
+                LogEvent(
+                    level: confirmed ? .info : .warn, name: confirmed ? "history_confirmed" : "history_rejected",
+                    fields: [.subscription(route.serial)])))
+        reconnected(route.identifier, confirmed ? .recovered : .historyRejected, &actions)
+        return route
+    }
+
+    /// The live session ended: confirmed subscriptions go back to pending; re-sends stop.
+    mutating func sessionEnded() -> [Action] {
+        let states = entries.mapValues(state)
+        if session != nil { previousSession = session }
+        session = nil
+        routes.live = nil
+        routesChanged = true
+        var actions: [Action] = []
+        for identifier in identifiers {
+            cancelResend(identifier, into: &actions)
+            if let before = states[identifier] { publishIfChanged(before, identifier, into: &actions) }
+        }
+        return actions
+    }
+
+    /// The server confirmed the subscription it spells `spelling`.
+    mutating func confirmed(_ spelling: String) -> [Action] {
+        guard session != nil else { return [] }
+        guard let identifier = resolve(spelling)?.identifier, var entry = entries[identifier] else {
+            // A confirmation nobody asked for (an unsubscribe the server applied before our subscribe, say):
+            // tell the server to drop it, spelled as it was.
+            return [
+                .log(LogEvent(level: .debug, name: "orphan_confirm", fields: [])),
+                .send(CableProtocol.unsubscribe(identifier: spelling)),
+            ]
+        }
+        guard entry.confirmedOn != session else { return [] }
+        let before = state(entry)
+        entry.confirmedOn = session
+        entry.rejectedOn = nil
+        entry.confirmations += 1
+        let replay = entry.replayOnConfirm
+        entry.replayOnConfirm = false
+        entry.historySince = nil
+        entries[identifier] = entry
+        var actions: [Action] = []
+        if replay { requestHistory(identifier, into: &actions) }
+        cancelResend(identifier, into: &actions)
+        publishIfChanged(before, identifier, into: &actions)
+        actions.append(
+            .log(
+                LogEvent(
+                    level: .info, name: "subscribed",
+                    fields: [.subscription(entry.serial), .count(entry.confirmations)]
+                )))
+        return actions
+    }
+
+    /// The server rejected the subscription it spells `spelling`.
+    mutating func rejected(_ spelling: String) -> [Action] {
+        guard let session, let identifier = resolve(spelling)?.identifier, var entry = entries[identifier] else {
+            return [.log(LogEvent(level: .debug, name: "unknown_reject", fields: []))]
+        }
+        guard entry.rejectedOn != session else { return [] }
+        let before = state(entry)
+        entry.rejectedOn = session
+        entry.confirmedOn = nil
+        entries[identifier] = entry
+        var actions: [Action] = []
+        cancelResend(identifier, into: &actions)
+        publishIfChanged(before, identifier, into: &actions)
+        actions.append(.log(LogEvent(level: .info, name: "rejected", fields: [.subscription(entry.serial)])))
+        return actions
+    }
+}
