@@ -1,13 +1,5 @@
 import Signals
 
-#if canImport(Darwin)
-    import Darwin
-#elseif canImport(Glibc)
-    import Glibc
-#elseif canImport(Musl)
-    import Musl
-#endif
-
 /// The inbound path: what a connection delivers, from its I/O thread.
 ///
 /// Every text message arrives as validated UTF-8 (``TextReceiver``) and is decoded once, outside any lock. A
@@ -29,11 +21,12 @@ extension ClientEngine {
                 self?.inbound(frame.flatMap { ServerFrame($0, in: utf8) }, id: id, batch: batch)
             },
             batchEnded: { [weak self] in
-                if batch.flush() { sched_yield() }
+                let delivery = batch.flush()
                 if batch.routedFrames {
                     batch.routedFrames = false
                     self?.noteFrames(id: id)
                 }
+                return delivery
             }
         )
         return transport.connect(request: request, protocols: options.wireProtocol.offer, receiver: receiver) {

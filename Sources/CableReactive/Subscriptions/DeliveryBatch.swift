@@ -33,14 +33,8 @@ final class DeliveryBatch: @unchecked Sendable {
     private var reads = 0
     /// The consumers to wake once the hand-overs in progress are done.
     private var wakes = WakeList()
-    /// The most messages handed to one subscription at once in this read.
-    private var largestHandOver = 0
-    /// The messages handed over, to any subscription, since ``flush()`` last asked for a yield.
-    private var handedSinceYield = 0
-    /// A hand-over this large makes ``flush()`` ask the I/O thread to yield; see there.
-    static let burst = 64
-    /// So many messages handed over in all, however spread, make ``flush()`` ask for a yield too.
-    static let yieldEvery = 1_024
+    /// What this read handed over so far.
+    private var delivery = ReadDelivery()
     static let idleReads = 64
     /// Whether data frames were routed in this batch without noting their arrival time (noted once at its end).
     var routedFrames = false
@@ -76,32 +70,22 @@ final class DeliveryBatch: @unchecked Sendable {
 
     /// Hands every staged message to its buffer; ends the read.
     ///
-    /// - Returns: whether the I/O thread should yield its core before reading more: one subscription was
-    ///   handed at least ``burst`` messages in this read, or all of them together at least ``yieldEvery``
-    ///   since the last yield. Where the I/O thread shares a core with the consumers (one core, or a pinned
-    ///   process), it would otherwise read ahead for a whole time slice: a consumer would face thousands of
-    ///   messages (held in memory, or dropped beyond `messageBufferSize`) instead of one read's worth, and a
-    ///   thousand subscriptions a few each, thousands in all (about 1.5 MB of 64-byte messages, and as many
-    ///   consumed ones that the next hand-over releases). Where the consumers run on other cores, the yield
-    ///   returns at once. Yielding after every read that reaches many subscriptions costs a fifth of the
-    ///   throughput; every thousand messages costs none (measured with CableBench, 1,000 subscriptions).
+    /// - Returns: what the read handed over, from which the I/O thread decides whether to yield.
     @discardableResult
-    func flush() -> Bool {
+    func flush() -> ReadDelivery {
         for slot in dirty where !staged[slot].messages.isEmpty { handOver(slot) }
         wakes.runAll()  // every buffer is filled before the first consumer is woken
         dirty.removeAll(keepingCapacity: true)
         reads += 1
         if reads.isMultiple(of: Self.idleReads) { forgetIdleSlots() }
-        defer { largestHandOver = 0 }
-        guard largestHandOver >= Self.burst || handedSinceYield >= Self.yieldEvery else { return false }
-        handedSinceYield = 0
-        return true
+        defer { delivery = ReadDelivery() }
+        return delivery
     }
 
     private func handOver(_ slot: Int) {
         let box = staged[slot].box
-        largestHandOver = max(largestHandOver, staged[slot].messages.count)
-        handedSinceYield += staged[slot].messages.count
+        delivery.largestHandOver = max(delivery.largestHandOver, staged[slot].messages.count)
+        delivery.handedOver += staged[slot].messages.count
         let dropped = box.deliver(staged[slot].messages, wakes: &wakes)
         staged[slot].messages.removeAll(keepingCapacity: true)
         guard (dropped > 0) != staged[slot].overflowing else { return }

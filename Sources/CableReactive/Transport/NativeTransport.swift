@@ -45,16 +45,62 @@ package protocol NativeTransport: WebSocketTransport {
 package struct TextReceiver: Sendable {
     /// Gets each text message's validated UTF-8, in order. The bytes are valid only during the call.
     package var text: @Sendable (UnsafeBufferPointer<UInt8>) -> Void
-    /// Called after the messages of one network read, so a consumer can publish them in one go.
-    package var batchEnded: @Sendable () -> Void
+    /// Called after the messages of one network read, so a consumer can publish them in one go; says what the
+    /// read delivered, for the I/O thread's ``ReadDelivery/shouldYield(since:)``.
+    package var batchEnded: @Sendable () -> ReadDelivery
 
     /// A receiver with the two callbacks.
     package init(
         text: @escaping @Sendable (UnsafeBufferPointer<UInt8>) -> Void,
-        batchEnded: @escaping @Sendable () -> Void
+        batchEnded: @escaping @Sendable () -> ReadDelivery
     ) {
         self.text = text
         self.batchEnded = batchEnded
+    }
+
+    /// A receiver whose reads report nothing delivered (a consumer with no buffers of its own).
+    package init(
+        text: @escaping @Sendable (UnsafeBufferPointer<UInt8>) -> Void,
+        batchEnded: @escaping @Sendable () -> Void
+    ) {
+        self.init(text: text) {
+            batchEnded()
+            return ReadDelivery()
+        }
+    }
+}
+
+/// What one network read delivered to the consumers' buffers, as the receiver reports it.
+package struct ReadDelivery: Sendable, Equatable {
+    /// The most messages handed to one subscription's buffers at once.
+    package var largestHandOver = 0
+    /// The messages handed over, to any subscription.
+    package var handedOver = 0
+
+    /// A hand-over this large makes the I/O thread yield.
+    package static let burst = 64
+    /// So many messages handed over since the last yield, however spread, make it yield too.
+    package static let yieldEvery = 1_024
+
+    package init(largestHandOver: Int = 0, handedOver: Int = 0) {
+        self.largestHandOver = largestHandOver
+        self.handedOver = handedOver
+    }
+
+    /// Whether the I/O thread should give its core away before reading more, given `handed`, the messages
+    /// handed over since it last yielded (this read's included; reset to 0 when this says yes).
+    ///
+    /// Where the I/O thread shares a core with the consumers (one core, or a pinned process) it would
+    /// otherwise read ahead for a whole time slice, and a consumer would face thousands of messages (held, or
+    /// dropped beyond `messageBufferSize`) instead of one read's worth. A burst to one subscription yields at
+    /// once; messages spread over many subscriptions yield every ``yieldEvery``, since a yield after every
+    /// read that reaches many subscriptions costs more than it saves. Where the consumers run on other cores,
+    /// the yield returns at once.
+    package func shouldYield(since handed: inout Int) -> Bool {
+        handed += handedOver
+        guard largestHandOver >= Self.burst || handed >= Self.yieldEvery else { return false }
+        handed = 0
+        return true
     }
 }
 
@@ -69,7 +115,7 @@ extension TextReceiver {
         return { event in
             guard case .text(var message) = event else { return handler(event) }
             message.withUTF8 { receiver.text($0) }  // a String is valid UTF-8
-            receiver.batchEnded()
+            _ = receiver.batchEnded()  // no I/O thread of ours to yield
         }
     }
 }

@@ -32,7 +32,7 @@ final class BytesTransport: NativeTransport {
         /// Delivers `texts` as one network read: each as bytes, then the end of the batch.
         func read(_ texts: String...) {
             deliver(texts)
-            receiver?.batchEnded()
+            _ = receiver?.batchEnded()
         }
 
         /// Delivers `texts` as bytes and ends the connection before the read ends.

@@ -81,43 +81,47 @@ import Testing
         #expect(context.sequencerCount == 0)
     }
 
-    @Test("flush asks the I/O thread to yield once reads spread over many subscriptions add up to yieldEvery")
+    @Test("what reads report makes the I/O thread yield once reads spread over many subscriptions add up to yieldEvery")
     func spreadReadsAskToYield() {
         let spread = (1...256).map { Fixture(bufferSize: 1024, serial: $0) }
         let batch = DeliveryBatch()
-        let reads = DeliveryBatch.yieldEvery / spread.count  // one message each per read: never a burst
+        var handed = 0  // what the I/O thread counts between yields
+        func yields() -> Bool { batch.flush().shouldYield(since: &handed) }
+        let reads = ReadDelivery.yieldEvery / spread.count  // one message each per read: never a burst
         for read in 0..<reads {
             for fixture in spread { batch.stage(.int(read), for: fixture.box) }
-            #expect(batch.flush() == (read == reads - 1), "read \(read)")
+            #expect(yields() == (read == reads - 1), "read \(read)")
         }
         for fixture in spread { batch.stage(.int(0), for: fixture.box) }
-        #expect(!batch.flush(), "the count starts again after a yield")
+        #expect(!yields(), "the count starts again after a yield")
         let busy = Fixture(bufferSize: 1024, serial: 300)
-        for n in 0..<DeliveryBatch.burst { batch.stage(.int(n), for: busy.box) }
-        #expect(batch.flush(), "a burst")
+        for n in 0..<ReadDelivery.burst { batch.stage(.int(n), for: busy.box) }
+        #expect(yields(), "a burst")
         for _ in 0..<(reads - 1) {
             for fixture in spread { batch.stage(.int(0), for: fixture.box) }
-            #expect(!batch.flush(), "a burst's yield starts the count again too")
+            #expect(!yields(), "a burst's yield starts the count again too")
         }
     }
 
-    @Test("flush asks the I/O thread to yield only after one subscription was handed a burst")
+    @Test("what a read reports makes the I/O thread yield after one subscription was handed a burst")
     func burstAsksToYield() {
         let busy = Fixture(bufferSize: 1024, serial: 1)
         let spread = (2..<202).map { Fixture(bufferSize: 1024, serial: $0) }
         let batch = DeliveryBatch()
-        for n in 0..<(DeliveryBatch.burst - 1) { batch.stage(.int(n), for: busy.box) }
-        #expect(!batch.flush(), "one short of a burst")
+        var handed = 0  // what the I/O thread counts between yields
+        func yields() -> Bool { batch.flush().shouldYield(since: &handed) }
+        for n in 0..<(ReadDelivery.burst - 1) { batch.stage(.int(n), for: busy.box) }
+        #expect(!yields(), "one short of a burst")
         for round in 0..<2 {
             for fixture in spread { batch.stage(.int(round), for: fixture.box) }
         }
-        #expect(!batch.flush(), "400 messages over 200 subscriptions: two each")
-        for n in 0..<DeliveryBatch.burst { batch.stage(.int(n), for: busy.box) }
-        #expect(batch.flush())
-        #expect(!batch.flush(), "an empty read after a burst")
-        let small = Fixture(bufferSize: 2 * DeliveryBatch.burst, serial: 300)
-        for n in 0..<(DeliveryBatch.burst + 1) { batch.stage(.int(n), for: small.box) }
-        #expect(batch.flush(), "a hand-over at half the buffer, mid-read, counts too")
+        #expect(!yields(), "400 messages over 200 subscriptions: two each")
+        for n in 0..<ReadDelivery.burst { batch.stage(.int(n), for: busy.box) }
+        #expect(yields())
+        #expect(!yields(), "an empty read after a burst")
+        let small = Fixture(bufferSize: 2 * ReadDelivery.burst, serial: 300)
+        for n in 0..<(ReadDelivery.burst + 1) { batch.stage(.int(n), for: small.box) }
+        #expect(yields(), "a hand-over at half the buffer, mid-read, counts too")
     }
 
     @Test func aBatchHandsItsMessagesOverWhenItEnds() async throws {

@@ -87,7 +87,7 @@
                 return
             }
             session.receive(&input, output: &output) { (utf8: UnsafeBufferPointer<UInt8>) in receiver.text(utf8) }
-            receiver.batchEnded()
+            if receiver.batchEnded().shouldYield(since: &handedSinceYield) { sched_yield() }
         }
 
         /// Best effort: sends our last frames (a close reply) and a TLS close_notify, for at most a second.

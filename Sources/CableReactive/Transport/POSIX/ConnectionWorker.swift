@@ -24,6 +24,8 @@
         private var handler: (@Sendable (WebSocketEvent) -> Void)?
         /// Takes text messages as bytes instead of `.text` events; see ``NativeTransport``.
         let receiver: TextReceiver?
+        /// Messages the receiver reported handed over since this thread last yielded (``ReadDelivery``).
+        var handedSinceYield = 0
         private var random: any RandomNumberGenerator
         private var stream: SocketStream?
 

@@ -14,8 +14,9 @@
     /// (its own `EAI_` codes, in AddressResolver), `getsockopt(SO_ERROR)` and the best-effort `TCP_NODELAY`
     /// in TCPConnector, the wake socket pair in SocketConnection (`socketpair`, whose `errno` becomes the
     /// connection's setup error, and a non-blocking `read` and `write` that may find it empty or full),
-    /// pthreads in IOThread and `clock_gettime` in Deadline. Outside the transport, the scheduler's clock,
-    /// the logger's standard-error write, the client's `sched_yield` and Signals' mutex call POSIX as well.
+    /// pthreads in IOThread, `clock_gettime` in Deadline and the I/O thread's `sched_yield` after a read
+    /// (ConnectionWorker+Session). Outside the transport, the scheduler's clock, the logger's standard-error
+    /// write, the foreign-transport wrapper's `pthread_self` and Signals' mutex call POSIX as well.
     package enum Syscall {
         /// Runs `body` until it does not fail with `EINTR`.
         ///
