@@ -190,7 +190,7 @@ public struct CableCoding: Sendable, Hashable {
 /// The encoder and decoder of one ``CableCoding``, made on first use and shared: they are never changed after they
 /// are made, so concurrent calls are safe. Made lazily because a client whose app never encodes or decodes a
 /// `Codable` type (dictionary params, `JSONValue` messages) should not pay for them: making a `JSONEncoder` and a
-/// `JSONDecoder` maps Foundation's coding machinery, about half a MiB of a small Linux program's RSS.
+/// `JSONDecoder` maps in Foundation's coding machinery, a noticeable share of a small Linux program's memory.
 final class CableCoders: Sendable {
     private let coding: CableCoding
     private let made = Locked<(encoder: JSONEncoder, decoder: JSONDecoder)?>(nil)

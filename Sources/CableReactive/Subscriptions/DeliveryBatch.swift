@@ -3,16 +3,16 @@ import Signals
 /// The messages of the current network read, staged per subscription and handed to each subscription's
 /// handles (their Signals streams, and so every consumer's buffer) in one go when the read ends.
 ///
-/// One lock per subscription per read instead of one per message: when the app's loop runs on another core,
-/// it and the I/O thread no longer contend for the buffer's lock on every message (that contention sent
-/// both to the kernel every few messages), and a waiting loop is woken once per read. So that staging never
-/// costs a drop, a subscription's messages are handed over at once when they fill half its buffer.
+/// One lock per subscription per read, not one per message: when the app's loop runs on another core, it and
+/// the I/O thread would otherwise contend for the buffer's lock on every message, and a waiting loop is woken
+/// once per read. So that staging never costs a drop, a subscription's messages are handed over at once when
+/// they fill half its buffer.
 ///
 /// `@unchecked Sendable`: every member is touched only by one connection's event handler, text receiver and
 /// `batchEnded` callback, which the transport calls serially on its one I/O thread.
 final class DeliveryBatch: @unchecked Sendable {
     private struct Slot {
-        let box: DeliveryRoute
+        let route: DeliveryRoute
         var messages: [JSONValue] = []
         /// Whether the last hand-over dropped messages: one WARN per overflow episode.
         var overflowing = false
@@ -42,19 +42,19 @@ final class DeliveryBatch: @unchecked Sendable {
     /// How many buffers have a slot (for tests).
     var slotCount: Int { staged.count }
 
-    /// Stages `message` for `box`, after the messages staged for it before.
-    func stage(_ message: JSONValue, for box: DeliveryRoute) {
+    /// Stages `message` for `route`, after the messages staged for it before.
+    func stage(_ message: JSONValue, for route: DeliveryRoute) {
         let slot: Int
-        if staged.indices.contains(lastSlot), staged[lastSlot].box === box {
+        if staged.indices.contains(lastSlot), staged[lastSlot].route === route {
             slot = lastSlot  // consecutive messages for one subscription skip the lookup
-        } else if dirty.count <= 16, let recent = dirty.first(where: { staged[$0].box === box }) {
+        } else if dirty.count <= 16, let recent = dirty.first(where: { staged[$0].route === route }) {
             slot = recent  // a few subscriptions take turns: comparing pointers beats hashing
-        } else if let known = slots[ObjectIdentifier(box)] {
+        } else if let known = slots[ObjectIdentifier(route)] {
             slot = known
         } else {
             slot = staged.count
-            slots[ObjectIdentifier(box)] = slot
-            staged.append(Slot(box: box))
+            slots[ObjectIdentifier(route)] = slot
+            staged.append(Slot(route: route))
         }
         if staged[slot].messages.isEmpty {
             dirty.append(slot)  // may repeat a slot; flush skips empty ones
@@ -62,7 +62,7 @@ final class DeliveryBatch: @unchecked Sendable {
         }
         lastSlot = slot
         staged[slot].messages.append(message)
-        if staged[slot].messages.count >= box.handOverThreshold {
+        if staged[slot].messages.count >= route.handOverThreshold {
             handOver(slot)
             wakes.runAll()
         }
@@ -83,16 +83,16 @@ final class DeliveryBatch: @unchecked Sendable {
     }
 
     private func handOver(_ slot: Int) {
-        let box = staged[slot].box
+        let route = staged[slot].route
         delivery.largestHandOver = max(delivery.largestHandOver, staged[slot].messages.count)
         delivery.handedOver += staged[slot].messages.count
-        let dropped = box.deliver(staged[slot].messages, wakes: &wakes)
+        let dropped = route.deliver(staged[slot].messages, wakes: &wakes)
         staged[slot].messages.removeAll(keepingCapacity: true)
         guard (dropped > 0) != staged[slot].overflowing else { return }
         staged[slot].overflowing = dropped > 0
         if dropped > 0 {
-            box.log.emit(
-                LogEvent(level: .warn, name: "buffer_overflow", fields: [.subscription(box.serial), .count(dropped)]))
+            route.log.emit(
+                LogEvent(level: .warn, name: "buffer_overflow", fields: [.subscription(route.serial), .count(dropped)]))
         }
     }
 
@@ -101,7 +101,7 @@ final class DeliveryBatch: @unchecked Sendable {
         let recent = staged.filter { reads - $0.lastRead <= Self.idleReads }
         guard recent.count < staged.count else { return }
         staged = recent
-        slots = Dictionary(uniqueKeysWithValues: staged.indices.map { (ObjectIdentifier(staged[$0].box), $0) })
+        slots = Dictionary(uniqueKeysWithValues: staged.indices.map { (ObjectIdentifier(staged[$0].route), $0) })
         lastSlot = 0
     }
 }

@@ -16,8 +16,8 @@ final class DeliveryRoute: Sendable {
     var handOverThreshold: Int { context.handOverThreshold }
     /// The handles, in the order they subscribed.
     let sinks: [HandleSink]
-    /// Their message streams, what ``deliver(_:wakes:)`` sends to: a pointer hop fewer per hand-over than
-    /// through each sink, which counts when a thousand subscriptions take turns (each hop a cache miss).
+    /// Their message streams, what ``deliver(_:wakes:)`` sends to: one pointer hop fewer per hand-over than
+    /// through each sink, since with many subscriptions taking turns each hop is a likely cache miss.
     private let messageStorages: [StreamStorage<JSONValue>]
     init(serial: Int, identifier: String, context: SubscriptionContext, sinks: [HandleSink] = []) {
         self.serial = serial
@@ -27,7 +27,7 @@ final class DeliveryRoute: Sendable {
         messageStorages = sinks.map(\.messages)
     }
 
-    /// This box with `sink` added.
+    /// This route with `sink` added.
     func adding(_ sink: HandleSink) -> DeliveryRoute {
         DeliveryRoute(serial: serial, identifier: identifier, context: context, sinks: sinks + [sink])
     }
@@ -41,13 +41,13 @@ final class DeliveryRoute: Sendable {
         }
     }
 
-    /// This box without the handle `id`, and that handle; nil if it is not (or no longer) here.
-    func removing(sink id: UInt64) -> (box: DeliveryRoute, removed: HandleSink)? {
+    /// This route without the handle `id`, and that handle; nil if it is not (or no longer) here.
+    func removing(sink id: UInt64) -> (route: DeliveryRoute, removed: HandleSink)? {
         guard let index = sinks.firstIndex(where: { $0.id == id }) else { return nil }
         var rest = sinks
         let removed = rest.remove(at: index)
-        let box = DeliveryRoute(serial: serial, identifier: identifier, context: context, sinks: rest)
-        return (box, removed)
+        let route = DeliveryRoute(serial: serial, identifier: identifier, context: context, sinks: rest)
+        return (route, removed)
     }
 
     func contains(sink id: UInt64) -> Bool { sinks.contains { $0.id == id } }

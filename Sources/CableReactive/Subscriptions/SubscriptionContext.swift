@@ -1,6 +1,6 @@
 import Signals
 
-/// What every subscription of one client shares, held once by the client instead of in each handle and box:
+/// What every subscription of one client shares, held once by the client instead of in each handle and route:
 /// the buffer size, the log, the callback queue, the coders, and a weak reference to the engine (a handle must
 /// not keep its client alive).
 final class SubscriptionContext: Sendable {
@@ -14,9 +14,10 @@ final class SubscriptionContext: Sendable {
     let log: LogContext
     let callbacks: CallbackExecutor
     private let ownerRef = Locked(WeakOwner())
-    /// The stream positions (AnyCable) of this client's subscriptions, by serial, so that every box that
-    /// replaces another keeps its sequencer. Only a subscription that saw a positioned message or awaits a
-    /// replay has one: a Rails subscription pays for none (a lock each cost 96 bytes a subscription).
+    /// The stream positions (AnyCable) of this client's subscriptions, by serial, so that every route that
+    /// replaces another keeps its sequencer; the ``SubscriptionTable`` makes and forgets them, the I/O thread
+    /// sequences messages here. One lock for all, and only a subscription that saw a positioned message or
+    /// awaits a replay has an entry: a Rails subscription pays for no lock of its own.
     private let sequencers = Locked<[Int: StreamSequencer]>([:])
     /// The client's engine; nil once it is gone, and for the handles a closed client gives out.
     var owner: (any SubscriptionOwner)? { ownerRef.withLock { $0.owner } }
