@@ -4,8 +4,10 @@ import Signals
 ///
 /// Every text message arrives as validated UTF-8 (``TextReceiver``) and is decoded once, outside any lock. A
 /// data frame for a known identifier is routed by its raw identifier token from the routes the subscription
-/// table last published (not under the engine's lock) and staged in the connection's ``DeliveryBatch``, which
-/// hands each subscription its messages once per read; no effect runs for it. Every other frame is an
+/// table last published (not under the engine's lock; loaded once per read, and again after any other frame)
+/// and staged in the connection's ``DeliveryBatch``, which hands each subscription its messages once per read;
+/// no effect runs for it. A change the app makes meanwhile (a handle joins, the app disconnects) applies from
+/// the next read: those messages had arrived before it. Every other frame is an
 /// input to the core like an API call: decided under the lock, its effects run after (``ClientEngine/decide(_:)``).
 extension ClientEngine {
     /// Connects attempt `id`. The connection keeps the receiver and handler until it delivers `.closed`.
@@ -80,7 +82,7 @@ extension ClientEngine {
     ) -> Bool {
         guard case .message(let range, let message, let position)? = frame else { return false }
         let token = UnsafeBufferPointer(rebasing: utf8[range])
-        let published = routes.withLock { $0 }
+        let published = batch.routes ?? batch.keep(routes.withLock { $0 })
         guard published.live == id else { return true }  // not the live session: dropped
         // The arrival time is noted once per read, at its end (noteFrames), not per message.
         guard let route = published.index.lookup(token: token) else {
@@ -105,6 +107,7 @@ extension ClientEngine {
             log.emit(LogEvent(level: .debug, name: "bad_frame", fields: []))
             return
         }
+        defer { batch.routes = nil }  // the decision may have moved routes: the next data frame reloads them
         guard let route = decide({ core, now in core.received(frame, on: id, now: now) }) else { return }
         switch frame {
         case .message(_, let message, let position):

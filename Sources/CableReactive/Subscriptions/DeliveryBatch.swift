@@ -39,6 +39,15 @@ final class DeliveryBatch: @unchecked Sendable {
     /// Whether data frames were routed in this batch without noting their arrival time (noted once at its end).
     var routedFrames = false
 
+    /// The published routes this read routes with, loaded at its first data frame (see ``keep(_:)``).
+    var routes: SubscriptionTable.Routes?
+
+    /// Keeps `routes` for the rest of this read, and returns them.
+    func keep(_ routes: SubscriptionTable.Routes) -> SubscriptionTable.Routes {
+        self.routes = routes
+        return routes
+    }
+
     /// How many buffers have a slot (for tests).
     var slotCount: Int { staged.count }
 
@@ -77,6 +86,7 @@ final class DeliveryBatch: @unchecked Sendable {
         wakes.runAll()  // every buffer is filled before the first consumer is woken
         dirty.removeAll(keepingCapacity: true)
         reads += 1
+        routes = nil
         if reads.isMultiple(of: Self.idleReads) { forgetIdleSlots() }
         defer { delivery = ReadDelivery() }
         return delivery
