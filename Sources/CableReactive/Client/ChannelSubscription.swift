@@ -109,8 +109,10 @@ public final class ChannelSubscription: Sendable {
     /// Sends `action` with `data` to the channel.
     ///
     /// - Returns: `true` only when the subscription is confirmed on the live connection, this handle is not
-    ///   unsubscribed, and the command was queued to the connection. Nothing is queued offline: while
-    ///   connecting, pending, rejected or unsubscribed, it returns `false` and sends nothing. Also `false`
+    ///   unsubscribed, and the command was queued to the connection (or, while another thread is handing the
+    ///   client's own commands to that connection, queued right behind them, in call order). Nothing is queued
+    ///   offline: while connecting, pending, rejected or unsubscribed, it returns `false` and sends nothing.
+    ///   Safe from any thread, also from inside an observer of this client. Also `false`
     ///   when `data` is not a JSON object, which is logged at WARN as `perform_data_not_object`, or holds a NaN
     ///   or infinite number, logged at WARN as `perform_unencodable` with its key path (programming errors, not
     ///   network conditions).
