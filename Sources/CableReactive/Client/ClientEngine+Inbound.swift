@@ -18,9 +18,22 @@ extension ClientEngine {
         let routes = core.withLock { $0.subscriptions.published }
         let receiver = TextReceiver(
             text: { [weak self] utf8 in
-                let frame = CableProtocol.decodeFrame(validatedUTF8: utf8)
-                guard !Self.routeDataFrame(frame, utf8: utf8, id: id, batch: batch, routes: routes) else { return }
-                self?.inbound(frame.flatMap { ServerFrame($0, in: utf8) }, id: id, batch: batch)
+                // One decode, its result consumed here: the message moves into the batch without a copy.
+                switch CableProtocol.decodeFrame(validatedUTF8: utf8) {
+                case .message(let token, let message, let position)?:
+                    let routed = Self.routeDataFrame(
+                        token: token, message: message, position: position, utf8: utf8, id: id, batch: batch,
+                        routes: routes)
+                    guard !routed else { return }
+                    let identifier = CableProtocol.identifier(token: token, in: utf8)
+                    self?.inbound(
+                        identifier.map { .message(identifier: $0, message: message, position: position) }, id: id,
+                        batch: batch)
+                case .control(let control)?:
+                    self?.inbound(ServerFrame(control), id: id, batch: batch)
+                case nil:
+                    self?.inbound(nil, id: id, batch: batch)
+                }
             },
             batchEnded: { [weak self] in
                 let delivery = batch.flush()
@@ -74,13 +87,12 @@ extension ClientEngine {
 
     /// The hot path for a data frame decoded from the validated UTF-8 `utf8`: a lookup of the identifier's raw
     /// token in the published routes (``RouteIndex``), then the message is staged for its subscription
-    /// (``DeliveryBatch``). Returns false when the frame is left to ``inbound(_:id:batch:)`` (not a data frame,
-    /// or an identifier token we do not know, which may be one escaped differently).
+    /// (``DeliveryBatch``). Returns false when the frame is left to ``inbound(_:id:batch:)`` (an identifier token
+    /// we do not know, which may be one escaped differently).
     private static func routeDataFrame(
-        _ frame: InboundFrame?, utf8: UnsafeBufferPointer<UInt8>, id: UInt64, batch: DeliveryBatch,
-        routes: Locked<SubscriptionTable.Routes>
+        token range: Range<Int>, message: JSONValue, position: StreamPosition?, utf8: UnsafeBufferPointer<UInt8>,
+        id: UInt64, batch: DeliveryBatch, routes: Locked<SubscriptionTable.Routes>
     ) -> Bool {
-        guard case .message(let range, let message, let position)? = frame else { return false }
         let token = UnsafeBufferPointer(rebasing: utf8[range])
         let published = batch.routes ?? batch.keep(routes.withLock { $0 })
         guard published.live == id else { return true }  // not the live session: dropped

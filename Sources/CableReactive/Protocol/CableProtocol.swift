@@ -95,11 +95,11 @@ package enum CableProtocol {
                 case "stream_id": fields.stream = try parser.parseValue()
                 case "epoch": fields.epoch = try parser.parseValue()
                 case "offset": fields.offset = try parser.parseValue()
-                case "reason": fields.reason = try parser.parseValue()
-                case "reconnect": fields.reconnect = try parser.parseValue()
-                case "sid": fields.sid = try parser.parseValue()
-                case "restored": fields.restored = try parser.parseValue()
-                case "restored_ids": fields.restoredIDs = try parser.parseValue()
+                case "reason": fields.control(\.reason, try parser.parseValue())
+                case "reconnect": fields.control(\.reconnect, try parser.parseValue())
+                case "sid": fields.control(\.sid, try parser.parseValue())
+                case "restored": fields.control(\.restored, try parser.parseValue())
+                case "restored_ids": fields.control(\.restoredIDs, try parser.parseValue())
                 default: _ = try parser.parseValue()
                 }
             }
@@ -128,27 +128,42 @@ package enum CableProtocol {
         var stream: JSONValue?
         var epoch: JSONValue?
         var offset: JSONValue?
-        var reason: JSONValue?
-        var reconnect: JSONValue?
-        var sid: JSONValue?
-        var restored: JSONValue?
-        var restoredIDs: JSONValue?
+        /// The members only control frames have, made when the first of them is read: a data frame carries
+        /// none, and pays for none.
+        var control: ControlFields?
+
+        /// Sets one of the control members.
+        mutating func control(_ member: WritableKeyPath<ControlFields, JSONValue?>, _ value: JSONValue) {
+            var fields = control ?? ControlFields()
+            fields[keyPath: member] = value
+            control = fields
+        }
+
+        struct ControlFields {
+            var reason: JSONValue?
+            var reconnect: JSONValue?
+            var sid: JSONValue?
+            var restored: JSONValue?
+            var restoredIDs: JSONValue?
+        }
 
         /// The frame by the rules of ``CableProtocol/decode(_:)``, every one of them here, for fields read from
         /// `bytes`. A data frame's token is left unread: reading it is the step that a route table lookup avoids.
-        func frame(in bytes: UnsafeBufferPointer<UInt8>, validatesUTF8: Bool) -> InboundFrame? {
+        consuming func frame(in bytes: UnsafeBufferPointer<UInt8>, validatesUTF8: Bool) -> InboundFrame? {
             func read(_ token: Range<Int>) -> String? {
                 CableProtocol.identifier(token: token, in: bytes, validatesUTF8: validatesUTF8)
             }
             let typeName = type?.stringValue
             // Rule 1: the types that carry an identifier but are not data frames.
-            let identified: ((String) -> ControlFrame)?
-            switch typeName {
-            case "confirm_subscription": identified = ControlFrame.confirm
-            case "reject_subscription": identified = ControlFrame.reject
-            case "confirm_history": identified = ControlFrame.historyConfirmed
-            case "reject_history": identified = ControlFrame.historyRejected
-            default: identified = nil
+            var identified: ((String) -> ControlFrame)?
+            if let typeName {  // a data frame has no type, as a rule: it skips the comparisons
+                switch typeName {
+                case "confirm_subscription": identified = ControlFrame.confirm
+                case "reject_subscription": identified = ControlFrame.reject
+                case "confirm_history": identified = ControlFrame.historyConfirmed
+                case "reject_history": identified = ControlFrame.historyRejected
+                default: identified = nil
+                }
             }
             if let identified {
                 guard case .token(let token) = identifier, let identifier = read(token) else { return nil }
@@ -163,21 +178,26 @@ package enum CableProtocol {
             // Any other frame with a string identifier is malformed when the string is.
             if case .token(let token) = identifier, read(token) == nil { return nil }
             // Rule 3.
+            let control = control ?? ControlFields()
             switch typeName {
             case "welcome":
-                guard restored?.boolValue == true else {
-                    return .control(.welcome(sessionID: sid?.stringValue, restored: nil))
+                let sessionID = control.sid?.stringValue
+                guard control.restored?.boolValue == true else {
+                    return .control(.welcome(sessionID: sessionID, restored: nil))
                 }
-                let identifiers = restoredIDs?.arrayValue.map { $0.compactMap(\.stringValue) }
-                return .control(.welcome(sessionID: sid?.stringValue, restored: .init(identifiers: identifiers)))
+                let identifiers = control.restoredIDs?.arrayValue.map { $0.compactMap(\.stringValue) }
+                return .control(.welcome(sessionID: sessionID, restored: .init(identifiers: identifiers)))
             case "ping":
                 return .control(.ping)
             case "disconnect":
                 // A reason that is neither a string nor null, or a reconnect flag that is not a Bool, is a frame
                 // we do not understand: ignoring it is safer than guessing whether to stop.
-                if let reason, reason.stringValue == nil, !reason.isNull { return .control(.unknown) }
-                if let reconnect, reconnect.boolValue == nil, !reconnect.isNull { return .control(.unknown) }
-                return .control(.disconnect(reason: reason?.stringValue, reconnect: reconnect?.boolValue))
+                if let reason = control.reason, reason.stringValue == nil, !reason.isNull { return .control(.unknown) }
+                if let reconnect = control.reconnect, reconnect.boolValue == nil, !reconnect.isNull {
+                    return .control(.unknown)
+                }
+                return .control(
+                    .disconnect(reason: control.reason?.stringValue, reconnect: control.reconnect?.boolValue))
             default:
                 break
             }
