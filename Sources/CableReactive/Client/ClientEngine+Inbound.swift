@@ -94,10 +94,11 @@ extension ClientEngine {
         id: UInt64, batch: DeliveryBatch, routes: Locked<SubscriptionTable.Routes>
     ) -> Bool {
         let token = UnsafeBufferPointer(rebasing: utf8[range])
-        let published = batch.routes ?? batch.keep(routes.withLock { $0 })
-        guard published.live == id else { return true }  // not the live session: dropped
         // The arrival time is noted once per read, at its end (noteFrames), not per message.
-        guard let route = published.index.lookup(token: token) else {
+        guard let found = batch.route(for: token, on: id, loading: routes) else {
+            return true  // not the live session: dropped
+        }
+        guard let route = found else {
             return false  // inbound logs an unknown identifier, or finds one escaped differently
         }
         batch.routedFrames = true

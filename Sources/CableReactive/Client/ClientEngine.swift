@@ -97,7 +97,7 @@ final class ClientEngine: SubscriptionOwner {
                 hasUnauthorizedHook: onUnauthorized != nil,
                 machine: ConnectionMachine(config: config),
                 subscriptions: SubscriptionTable(retryDelays: options.subscribeRetryDelays, context: subscriptions),
-                random: random
+                random: InjectedRandom(base: random)
             ))
         subscriptions.attach(self)
     }

@@ -25,7 +25,7 @@ struct EngineCore: Sendable {
     let hasUnauthorizedHook: Bool
     var machine: ConnectionMachine
     var subscriptions: SubscriptionTable
-    var random: any RandomNumberGenerator & Sendable
+    var random: InjectedRandom
     /// The prepared request of the attempt about to open its transport.
     var request: (id: UInt64, request: CableRequest)?
     /// AnyCable's extended protocol and session recovery (``CableWireProtocol/anyCableExtended``).
@@ -220,4 +220,12 @@ struct EngineCore: Sendable {
         apply(subscriptions.removeAll(now: now))
         outbox.append(.cancelHook)
     }
+}
+
+/// The app's random generator as a concrete type, for the pure parts' `inout some RandomNumberGenerator`
+/// parameters (an existential composition with `Sendable` is not opened there in every build configuration).
+struct InjectedRandom: RandomNumberGenerator, Sendable {
+    var base: any RandomNumberGenerator & Sendable
+
+    mutating func next() -> UInt64 { base.next() }
 }

@@ -39,13 +39,17 @@ final class DeliveryBatch: @unchecked Sendable {
     /// Whether data frames were routed in this batch without noting their arrival time (noted once at its end).
     var routedFrames = false
 
-    /// The published routes this read routes with, loaded at its first data frame (see ``keep(_:)``).
+    /// The published routes this read routes with, loaded at its first data frame (``route(for:on:loading:)``).
     var routes: SubscriptionTable.Routes?
 
-    /// Keeps `routes` for the rest of this read, and returns them.
-    func keep(_ routes: SubscriptionTable.Routes) -> SubscriptionTable.Routes {
-        self.routes = routes
-        return routes
+    /// The route of identifier token `token` in this read's routes, which are loaded from `published` at the
+    /// read's first data frame: `nil` when `id` is not their live session, `.some(nil)` for a token they lack.
+    func route(
+        for token: UnsafeBufferPointer<UInt8>, on id: UInt64, loading published: Locked<SubscriptionTable.Routes>
+    ) -> DeliveryRoute?? {
+        if routes == nil { routes = published.withLock { $0 } }
+        guard routes?.live == id else { return nil }
+        return .some(routes?.index.lookup(token: token))
     }
 
     /// How many buffers have a slot (for tests).
