@@ -149,7 +149,8 @@ package enum CableProtocol {
 
         /// The frame by the rules of ``CableProtocol/decode(_:)``, every one of them here, for fields read from
         /// `bytes`. A data frame's token is left unread: reading it is the step that a route table lookup avoids.
-        consuming func frame(in bytes: UnsafeBufferPointer<UInt8>, validatesUTF8: Bool) -> InboundFrame? {
+        /// Takes the message out (a move, not a copy: the fields are not used after this).
+        mutating func frame(in bytes: UnsafeBufferPointer<UInt8>, validatesUTF8: Bool) -> InboundFrame? {
             func read(_ token: Range<Int>) -> String? {
                 CableProtocol.identifier(token: token, in: bytes, validatesUTF8: validatesUTF8)
             }
@@ -170,7 +171,7 @@ package enum CableProtocol {
                 return .control(identified(identifier))
             }
             // Rule 2: data.
-            if case .token(let token) = identifier, let message {
+            if case .token(let token) = identifier, let message = message.take() {
                 return .message(
                     identifier: token, message: message,
                     position: StreamPosition(stream: stream, epoch: epoch, offset: offset))
