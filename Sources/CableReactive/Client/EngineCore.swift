@@ -94,7 +94,6 @@ struct EngineCore: Sendable {
         case .sessionStarted(let id):
             startSession(id, now: now)
         case .sessionEnded:
-            subscriptions.context.sessionEnded()
             apply(subscriptions.sessionEnded())
         case .publish(let state):
             let value = outputs.state

@@ -117,11 +117,6 @@ struct SubscriptionTable: Sendable {
         return entry.route.contains(sink: sink)
     }
 
-    /// Whether subscription `identifier` has seen stream positions (and so can ask for a replay).
-    func hasStreamPositions(_ identifier: String) -> Bool {
-        entries[identifier].map { context.hasStreamPositions($0.serial) } ?? false
-    }
-
     /// The subscription for `identifier` as a server spelled it: by its exact text (ours, or an alias seen
     /// before), else by its canonical form, in which case that spelling is remembered as an alias (and routed).
     /// The canonical form costs a JSON parse, paid only on this miss path.
@@ -366,8 +361,10 @@ struct SubscriptionTable: Sendable {
         return route
     }
 
-    /// The live session ended: confirmed subscriptions go back to pending; re-sends stop.
+    /// The live session ended: confirmed subscriptions go back to pending; re-sends stop; no sequencer waits
+    /// for a replay that session was to send.
     mutating func sessionEnded() -> [Action] {
+        context.sessionEnded()
         let states = entries.mapValues(state)
         if session != nil { previousSession = session }
         session = nil
