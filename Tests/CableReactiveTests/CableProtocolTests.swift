@@ -253,6 +253,22 @@ struct CableProtocolFrameDecodingTests {
         #expect(Self.decodeFrame(#"{"type":"\#(type)","identifier":null}"#) == nil)
     }
 
+    @Test("keys are matched as JSON compares them: escapes decoded, no prefix or near miss taken")
+    func keysMatchAfterUnescaping() {
+        #expect(
+            Self.decodeFrame(#"{"identifi\u0065r":"x","m\u0065ssage":1,"\u006ffset":2}"#)
+                == .message(token: "x", message: 1, position: StreamPosition(stream: nil, epoch: nil, offset: 2)))
+        #expect(Self.decodeFrame(#"{"typ\u0065":"ping"}"#) == .control(.ping))
+        #expect(
+            Self.decodeFrame(#"{"\u0074ype":"disconnect","r\u0065ason":"x"}"#)
+                == .control(.disconnect(reason: "x", reconnect: nil)))
+        for key in ["identifie", "identifierx", "Identifier", "identifier ", #"ident\u0069fie"#, #"identifier\u0000"#] {
+            #expect(Self.decodeFrame(#"{"\#(key)":"x","message":1}"#) == .control(.unknown), "\(key)")
+        }
+        #expect(Self.decodeFrame(#"{"typ":"ping"}"#) == .control(.unknown))
+        #expect(Self.decodeFrame(#"{"":"ping","type":"ping"}"#) == .control(.ping))
+    }
+
     @Test("an unknown type: data with a message, else .unknown, unless the identifier is not a string")
     func unknownTypes() {
         #expect(

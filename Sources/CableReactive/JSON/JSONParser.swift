@@ -81,9 +81,12 @@ struct JSONParser {
     /// Parses a top-level object, handing each key and the parser (positioned at the value) to `member`,
     /// which must consume exactly one value. Requires the input to end after the object.
     ///
+    /// The keys are handed over as read, not as `String`s: a caller matches them with the names it knows
+    /// (`switch key { case "type": … }`), and a frame's keys are never kept.
+    ///
     /// - Returns: `false` (without reading further) when the document is valid JSON start but not an object.
     mutating func parseTopLevelObject(
-        _ member: (String, inout JSONParser) throws(JSONParseError) -> Void
+        _ member: (JSONKey, inout JSONParser) throws(JSONParseError) -> Void
     ) throws(JSONParseError) -> Bool {
         skipWhitespace()
         guard let first = peek() else { throw fail(.unexpectedEndOfInput) }
@@ -95,7 +98,7 @@ struct JSONParser {
             index += 1
         } else {
             while true {
-                let key = try parseKey()
+                let key = JSONKey(try scanKey(), in: bytes)
                 try member(key, &self)
                 if try endOfMember(closing: UInt8(ascii: "}")) { break }
             }
@@ -179,9 +182,14 @@ struct JSONParser {
 
     /// Reads `"key"` `:` and the whitespace after it; leaves the parser at the value.
     private mutating func parseKey() throws(JSONParseError) -> String {
+        string(try scanKey())
+    }
+
+    /// As ``parseKey()``, returning the key as read.
+    private mutating func scanKey() throws(JSONParseError) -> ScannedString {
         guard let byte = peek() else { throw fail(.unexpectedEndOfInput) }
         guard byte == UInt8(ascii: "\"") else { throw fail(.unexpectedCharacter) }
-        let key = try parseString()
+        let key = try scanString()
         skipWhitespace()
         guard let colon = peek() else { throw fail(.unexpectedEndOfInput) }
         guard colon == UInt8(ascii: ":") else { throw fail(.unexpectedCharacter) }
@@ -255,17 +263,31 @@ struct JSONParser {
 
     /// Parses a string starting at its opening quote.
     private mutating func parseString() throws(JSONParseError) -> String {
+        string(try scanString())
+    }
+
+    /// The text of a string read by ``scanString()``.
+    @inline(__always)
+    private func string(_ scanned: ScannedString) -> String {
+        switch scanned {
+        case .plain(let contents): String(decoding: UnsafeBufferPointer(rebasing: bytes[contents]), as: UTF8.self)
+        case .escaped(let text): text
+        }
+    }
+
+    /// Reads and checks a string starting at its opening quote. Without escapes (the fast path) its contents
+    /// are the input's bytes between the quotes, and no `String` is made yet.
+    @inline(__always)
+    private mutating func scanString() throws(JSONParseError) -> ScannedString {
         index += 1
         let start = index
-        // Fast path: no escapes, so the bytes can become the String directly.
         while index < bytes.count {
             skipPlainWords()
             guard index < bytes.count else { break }
             let byte = bytes[index]
             if byte == UInt8(ascii: "\"") {
-                let string = String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<index]), as: UTF8.self)
                 index += 1
-                return string
+                return .plain(start..<(index - 1))
             }
             if byte == UInt8(ascii: "\\") { break }
             if byte < 0x20 { throw fail(.controlCharacterInString) }
@@ -276,7 +298,7 @@ struct JSONParser {
             }
         }
         guard index < bytes.count else { throw fail(.unexpectedEndOfInput) }
-        return try parseEscapedString(from: start)
+        return .escaped(try parseEscapedString(from: start))
     }
 
     /// Moves `index` over whole 8-byte words of string content that need no look: no quote, no backslash,
@@ -604,5 +626,41 @@ struct JSONParser {
 
     private func fail(_ kind: JSONParseError.Kind) -> JSONParseError {
         JSONParseError(kind: kind, offset: index)
+    }
+}
+
+/// A string as ``JSONParser`` read it: the range of its contents in the input when it holds no escape, or its
+/// decoded text.
+enum ScannedString {
+    case plain(Range<Int>)
+    case escaped(String)
+}
+
+/// An object member's key as the input spells it, for ``JSONParser/parseTopLevelObject(_:)``: matched with the
+/// names a caller knows without making a `String` of it. Valid only during the call it is handed to.
+struct JSONKey {
+    private let scanned: ScannedString
+    private let input: UnsafeBufferPointer<UInt8>
+
+    init(_ scanned: ScannedString, in input: UnsafeBufferPointer<UInt8>) {
+        self.scanned = scanned
+        self.input = input
+    }
+
+    /// Whether the key is `name` (as JSON compares keys: after unescaping); what `case "type":` uses in a
+    /// `switch` over a key.
+    @inline(__always)
+    static func ~= (name: StaticString, key: JSONKey) -> Bool {
+        guard name.hasPointerRepresentation else { return false }  // a name is a literal of ASCII letters
+        let count = name.utf8CodeUnitCount
+        switch key.scanned {
+        case .plain(let contents):
+            guard contents.count == count, let base = key.input.baseAddress else { return false }
+            let spelled = base + contents.lowerBound
+            for offset in 0..<count where spelled[offset] != name.utf8Start[offset] { return false }
+            return true
+        case .escaped(let text):
+            return text.utf8.elementsEqual(UnsafeBufferPointer(start: name.utf8Start, count: count))
+        }
     }
 }
