@@ -72,6 +72,38 @@ struct ReliableStreamsTests {
         #expect(server.requests.last?.header("X-AnyCable-Restore-SID") != nil)
     }
 
+    @Test(
+        "extended: a restore never leaks: what the app let go while down is unsubscribed, params taken again are adopted"
+    )
+    func restoreNeverLeaks() async throws {
+        let server = try Self.server()
+        let client = try Self.client(server, .anyCableExtended)
+        defer { client.close() }
+        let keep = try client.subscribe(["channel": "NumbersChannel"])
+        let gone = try client.subscribe(["channel": "NumbersChannel", "room": "gone"])
+        let again = try client.subscribe(["channel": "NumbersChannel", "room": "again"])
+        client.connect()
+        for room in [keep, gone, again] { #expect(await room.reaches(.subscribed(confirmations: 1))) }
+        let goneIdentifier = gone.identifier
+        server.refuseConnections()
+        server.drop()
+        #expect(await keep.reaches(.pending))
+        gone.unsubscribe()
+        again.unsubscribe()
+        let back = try client.subscribe(["channel": "NumbersChannel", "room": "again"])
+        try server.acceptConnections()
+        #expect(await back.reaches(.subscribed(confirmations: 1), within: 10), "adopted, not left pending")
+        #expect(await keep.lastReconnect.first(within: 5) { $0 != nil } != nil)
+        #expect(keep.lastReconnect.value == .restored, "restored, not resubscribed")
+        let unsubscribed = await server.wait { snapshot in
+            snapshot.commands.contains { $0.command == "unsubscribe" && $0.identifier == goneIdentifier }
+                && snapshot.connections.last?.subscriptions.sorted() == [keep.identifier, back.identifier].sorted()
+        }
+        #expect(unsubscribed, "the server no longer streams what no handle holds")
+        server.broadcast(["n": 1], to: back.identifier)
+        #expect(await back.nextMessage()?["n"] == 1)
+    }
+
     @Test("plain Action Cable: the same run shows a gap, and the subscription is confirmed again")
     func lossyWithoutIt() async throws {
         let server = try LocalCableServer(options: Fixture.serverOptions())

@@ -279,10 +279,14 @@ struct SubscriptionTable: Sendable {
     // MARK: sessions and answers
 
     /// A session was welcomed: every subscription goes out on it, except those the server says it restored
-    /// (AnyCable's extended protocol: `restored` lists them, or with no list, every one), spelled as the server
-    /// wrote them. Only a subscription confirmed on the previous session can be restored; any other is
-    /// subscribed as usual. On a session that can replay (`replays`), a subscription with stream positions
-    /// asks for a replay: at once when restored, after the confirmation when subscribed again.
+    /// (AnyCable's extended protocol: `restored` lists them, spelled as the server wrote them, or with no list,
+    /// every one). The list is the server's word: a listed subscription is restored even if this table never
+    /// saw it confirmed (a handle made while the connection was down, for params the server still has), since
+    /// a `subscribe` for it would get no answer; without a list, only those confirmed on the previous session
+    /// are. A listed identifier that no handle holds any more (released while the connection was down) gets an
+    /// `unsubscribe`, or the server would stream it for good. On a session that can replay (`replays`), a
+    /// subscription with stream positions asks for a replay: at once when restored, after the confirmation
+    /// when subscribed again.
     mutating func sessionStarted(
         _ id: UInt64, restored: ServerFrame.Restored?, replays: Bool, now: TimeInterval,
         random: inout some RandomNumberGenerator
@@ -298,7 +302,7 @@ struct SubscriptionTable: Sendable {
             guard let entry = entries[identifier] else { continue }
             let replay = replays && context.hasStreamPositions(entry.serial)
             let wasConfirmed = previousSession != nil && entry.confirmedOn == previousSession
-            if wasConfirmed, let restoredIdentifiers, restoredIdentifiers?.contains(identifier) ?? true {
+            if let restoredIdentifiers, restoredIdentifiers?.contains(identifier) ?? wasConfirmed {
                 restore(identifier, replay: replay, into: &actions)
                 continue
             }
@@ -306,21 +310,28 @@ struct SubscriptionTable: Sendable {
             if entry.confirmations > 0 { reconnected(identifier, replay ? .recovering : .resubscribed, &actions) }
             sendSubscribe(identifier, retry: 0, now: now, into: &actions, random: &random)
         }
+        for spelling in restored?.identifiers ?? [] where resolve(spelling) == nil {
+            actions.append(.log(LogEvent(level: .info, name: "restored_unheld_unsubscribed", fields: [])))
+            actions.append(.send(CableProtocol.unsubscribe(identifier: spelling)))
+        }
         return actions
     }
 
     /// The server kept `identifier`'s subscription across the reconnect: confirmed on the new session with no
-    /// `subscribe` (so ``subscribesSent(_:)`` is 0), and the confirmation count stays.
+    /// `subscribe` (so ``subscribesSent(_:)`` is 0), and the confirmation count stays. One never confirmed
+    /// before (adopted from the server's list) counts this as its first confirmation, and no reconnect.
     private mutating func restore(_ identifier: String, replay: Bool, into actions: inout [Action]) {
         guard var entry = entries[identifier] else { return }
         let before = state(entry)
+        let first = entry.confirmations == 0
         entry.confirmedOn = session
         entry.rejectedOn = nil
         entry.replayOnConfirm = false
+        if first { entry.confirmations = 1 }
         entries[identifier] = entry
         actions.append(.log(LogEvent(level: .info, name: "restored", fields: [.subscription(entry.serial)])))
         // The outcome first: an app that looks at it when the state changes sees this reconnect's.
-        reconnected(identifier, replay ? .recovering : .restored, &actions)
+        if !first { reconnected(identifier, replay ? .recovering : .restored, &actions) }
         if replay { requestHistory(identifier, into: &actions) }
         publishIfChanged(before, identifier, into: &actions)
     }

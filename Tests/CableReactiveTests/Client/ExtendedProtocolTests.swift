@@ -143,23 +143,53 @@ struct ExtendedProtocolTests {
         #expect(roomA.lastReconnect.value == .restored && roomB.lastReconnect.value == .resubscribed)
     }
 
-    @Test("a subscription made while disconnected is subscribed even when the welcome lists it")
-    func neverRestoresUnconfirmed() throws {
+    @Test(
+        "a handle made while disconnected, for params the welcome lists, is adopted: no subscribe the server would ignore"
+    )
+    func adoptsListedUnconfirmed() throws {
         let h = try Self.harness()
-        let (roomA, _) = try Self.twoConfirmed(h)
+        let (roomA, roomB) = try Self.twoConfirmed(h)
         try #require(h.fake.last).fail()
+        roomB.unsubscribe()  // while down: the server still has B
+        let again = try h.client.subscribe(["channel": "B"])
         let late = try h.client.subscribe(["channel": "C"])
         h.scheduler.advance(by: 2)
         let next = try #require(h.fake.last)
         try Self.welcome(
             h,
-            #"{"type":"welcome","sid":"s","restored":true,"restored_ids":["{\"channel\":\"A\"}","{\"channel\":\"C\"}"]}"#
+            #"{"type":"welcome","sid":"s","restored":true,"restored_ids":["{\"channel\":\"A\"}","{\"channel\":\"B\"}"]}"#
         )
-        #expect(Self.subscribes(next).contains { $0.contains(#"\"C\""#) })
+        #expect(Self.subscribes(next) == [#"{"command":"subscribe","identifier":"{\"channel\":\"C\"}"}"#])
+        #expect(!next.sent.contains { $0.contains(#""command":"unsubscribe""#) })
         h.scheduler.flush()
+        #expect(h.state(of: again) == .subscribed(confirmations: 1))
+        #expect(again.lastReconnect.value == nil && again.subscribesSent == 0)
+        #expect(again.perform("speak", ["body": "hi"]))
         #expect(h.state(of: late) == .pending && late.lastReconnect.value == nil)
-        h.scheduler.flush()
         #expect(roomA.lastReconnect.value == .restored)
+    }
+
+    @Test("a restored subscription no handle holds any more gets an unsubscribe, in the server's spelling")
+    func unsubscribesUnheldRestored() throws {
+        let h = try Self.harness()
+        let (roomA, roomB) = try Self.twoConfirmed(h)
+        try #require(h.fake.last).fail()
+        roomB.unsubscribe()  // while down: nothing can be sent
+        h.scheduler.advance(by: 2)
+        let next = try #require(h.fake.last)
+        try Self.welcome(
+            h,
+            #"{"type":"welcome","sid":"s","restored":true,"restored_ids":["{\"channel\":\"A\"}","{\"channel\": \"B\"}"]}"#
+        )
+        #expect(Self.subscribes(next).isEmpty)
+        #expect(next.sent == [#"{"command":"unsubscribe","identifier":"{\"channel\": \"B\"}"}"#])
+        h.scheduler.flush()
+        #expect(h.state(of: roomA) == .subscribed(confirmations: 1) && roomA.lastReconnect.value == .restored)
+        // the same params subscribed again later are a new server subscription, answered as usual
+        let again = try h.client.subscribe(["channel": "B"])
+        #expect(Self.subscribes(next) == [#"{"command":"subscribe","identifier":"{\"channel\":\"B\"}"}"#])
+        next.receive(ClientHarness.confirm(Self.b))
+        #expect(h.state(of: again) == .subscribed(confirmations: 1))
     }
 
     @Test("a welcome that restored nothing resubscribes everything")

@@ -186,8 +186,32 @@ struct SubscriptionTableTests {
         #expect(!table.canPerform(other, sink: live.sink.id))
     }
 
-    @Test("a restored subscription is confirmed with no subscribe; one not confirmed before is subscribed")
+    @Test(
+        "a restored subscription is confirmed with no subscribe; a listed one never confirmed is adopted, an unlisted one subscribed"
+    )
     func restore() {
+        var random = SeededRandom(seed: 1)
+        var table = Self.table()
+        let third = #"{"channel":"Third"}"#
+        add(room, to: &table, random: &random)
+        add(other, to: &table, random: &random)
+        add(third, to: &table, random: &random)
+        _ = table.sessionStarted(1, restored: nil, replays: false, now: 0, random: &random)
+        _ = table.confirmed(room)
+        _ = table.sessionEnded()
+        // other's subscribe went out and the server took it, but its confirmation was lost with the connection
+        let actions = table.sessionStarted(
+            2, restored: .init(identifiers: [room, other]), replays: false, now: 0, random: &random)
+        #expect(sends(actions) == [CableProtocol.subscribe(identifier: third)])
+        #expect(table.state(of: room) == .subscribed(confirmations: 1) && table.subscribesSent(room) == 0)
+        #expect(table.lastReconnect(of: room) == .restored)
+        #expect(table.state(of: other) == .subscribed(confirmations: 1) && table.subscribesSent(other) == 0)
+        #expect(table.lastReconnect(of: other) == nil, "its first confirmation, not a reconnect")
+        #expect(table.state(of: third) == .pending)
+    }
+
+    @Test("restored with no list: only what was confirmed on the previous session is restored")
+    func restoreWithoutList() {
         var random = SeededRandom(seed: 1)
         var table = Self.table()
         add(room, to: &table, random: &random)
@@ -196,10 +220,25 @@ struct SubscriptionTableTests {
         _ = table.confirmed(room)
         _ = table.sessionEnded()
         let actions = table.sessionStarted(
-            2, restored: .init(identifiers: [room, other]), replays: false, now: 0, random: &random)
+            2, restored: .init(identifiers: nil), replays: false, now: 0, random: &random)
         #expect(sends(actions) == [CableProtocol.subscribe(identifier: other)])
-        #expect(table.state(of: room) == .subscribed(confirmations: 1) && table.subscribesSent(room) == 0)
-        #expect(table.lastReconnect(of: room) == .restored)
+        #expect(table.state(of: room) == .subscribed(confirmations: 1))
+    }
+
+    @Test("a listed identifier no handle holds gets one unsubscribe, as the server spelled it")
+    func restoreUnheld() {
+        var random = SeededRandom(seed: 1)
+        var table = Self.table()
+        let handle = add(room, to: &table, random: &random)
+        _ = table.sessionStarted(1, restored: nil, replays: false, now: 0, random: &random)
+        _ = table.confirmed(room)
+        _ = table.sessionEnded()
+        #expect(sends(table.releaseHandle(handle.sink.id, of: room, serial: handle.route.serial, now: 0)).isEmpty)
+        let spelled = #"{"room": "1", "channel": "ChatChannel"}"#  // the server's spelling of room
+        let actions = table.sessionStarted(
+            2, restored: .init(identifiers: [spelled]), replays: false, now: 0, random: &random)
+        #expect(sends(actions) == [CableProtocol.unsubscribe(identifier: spelled)])
+        #expect(table.count == 0)
     }
 
     @Test("a server's other spelling of an identifier resolves, is remembered as an alias and is published")
