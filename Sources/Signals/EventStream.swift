@@ -25,6 +25,12 @@ package final class StreamStorage<Element: Sendable>: ObserverSource {
         state = Locked(State(held: holding.map(PolicyBuffer.init)))
     }
 
+    /// A read-only view that keeps `owner` alive for as long as the view, or any observation or loop made
+    /// through it, exists (as ``StateStorage/view(keeping:)`` does for a state).
+    package func view(keeping owner: any AnyObject & Sendable) -> EventStream<Element> {
+        EventStream(storage: self, keeping: owner)
+    }
+
     /// Sends `elements` in order to every observer (or holds them), under one lock; each observer is woken
     /// once. Returns nil if the stream has finished, else how many values were dropped.
     @inlinable
@@ -137,9 +143,12 @@ package final class StreamStorage<Element: Sendable>: ObserverSource {
 /// Threading: see ``Signal``. Lifetime: a view keeps the storage alive; observations do not.
 public final class EventStream<Element: Sendable>: Signal {
     @usableFromInline package let storage: StreamStorage<Element>
+    /// What this view keeps alive, as does every observation made through it.
+    let owner: (any AnyObject & Sendable)?
 
-    init(storage: StreamStorage<Element>) {
+    init(storage: StreamStorage<Element>, keeping owner: (any AnyObject & Sendable)? = nil) {
         self.storage = storage
+        self.owner = owner
     }
 
     /// Whether the stream has finished.
@@ -155,7 +164,13 @@ public final class EventStream<Element: Sendable>: Signal {
         buffering: BufferingPolicy,
         _ handler: @escaping @Sendable (SignalEvent<Element>) -> Void
     ) -> SignalObservation {
-        storage.observeEvents(on: queue, buffering: buffering, handler)
+        let observation = storage.observeEvents(on: queue, buffering: buffering, handler)
+        guard let owner else { return observation }
+        return SignalObservation(
+            cancel: {
+                observation.cancel()
+                _ = owner
+            }, droppedCount: { observation.droppedCount })
     }
 }
 
