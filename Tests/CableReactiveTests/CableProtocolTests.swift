@@ -84,9 +84,40 @@ struct CableProtocolDecodingTests {
         (#"{"identifier":7,"type":"reject_history"}"#, nil),
         (#"{"identifier":"\#(chat)","message":"m","type":"update"}"#, .message(identifier: chatID, message: "m")),
         (#"{"type":"ping","identifier":"\#(chat)","message":1}"#, .message(identifier: chatID, message: 1)),
+        // presence: not data (no position, never offset-tracked); the message is read liberally
         (
             #"{"type":"presence","identifier":"\#(chat)","message":{"type":"join"}}"#,
-            .message(identifier: chatID, message: ["type": "join"])
+            .presence(identifier: chatID, update: .unknown)
+        ),
+        (
+            #"{"type":"presence","identifier":"\#(chat)","message":{"type":"join","id":"u1","info":{"n":1}}}"#,
+            .presence(identifier: chatID, update: .joined(PresenceMember(id: "u1", info: ["n": 1])))
+        ),
+        (
+            #"{"type":"presence","identifier":"\#(chat)","message":{"type":"join","id":7,"info":null}}"#,
+            .presence(identifier: chatID, update: .joined(PresenceMember(id: "7")))
+        ),
+        (
+            #"{"type":"presence","identifier":"\#(chat)","message":{"type":"leave","id":"u1"}}"#,
+            .presence(identifier: chatID, update: .left(id: "u1"))
+        ),
+        (
+            #"{"type":"presence","identifier":"\#(chat)","message":{"type":"info","total":2,"records":[{"info":{"a":1},"id":"u1"},{"id":"u2"},3,{"info":1}]}}"#,
+            .presence(
+                identifier: chatID,
+                update: .info([PresenceMember(id: "u1", info: ["a": 1]), PresenceMember(id: "u2")]))
+        ),
+        (
+            #"{"type":"presence","identifier":"\#(chat)","message":{"type":"info","total":0}}"#,
+            .presence(identifier: chatID, update: .info([]))
+        ),
+        (
+            #"{"type":"presence","identifier":"\#(chat)","message":{"type":"error","total":0}}"#,
+            .presence(identifier: chatID, update: .error)
+        ),
+        (
+            #"{"type":"presence","identifier":"\#(chat)","message":{"type":"leave"},"stream_id":"s","epoch":"e","offset":3}"#,
+            .presence(identifier: chatID, update: .unknown)
         ),
         (#"{"type":7,"identifier":"\#(chat)","message":1}"#, .message(identifier: chatID, message: 1)),
         // unknown
@@ -272,8 +303,11 @@ struct CableProtocolFrameDecodingTests {
     @Test("an unknown type: data with a message, else .unknown, unless the identifier is not a string")
     func unknownTypes() {
         #expect(
-            Self.decodeFrame(#"{"type":"presence","identifier":"x","message":1}"#)
+            Self.decodeFrame(#"{"type":"presences","identifier":"x","message":1}"#)
                 == .message(token: "x", message: 1, position: nil))
+        #expect(
+            Self.decodeFrame(#"{"type":"presence","identifier":"x","message":1}"#)
+                == .control(.presence(identifier: "x", update: .unknown)))
         #expect(Self.decodeFrame(#"{"type":"presence","identifier":"x"}"#) == .control(.unknown))
         #expect(Self.decodeFrame(#"{"type":"confirm_subscriptions","identifier":"x"}"#) == .control(.unknown))
         #expect(Self.decodeFrame(#"{"type":"presence"}"#) == .control(.unknown))

@@ -60,6 +60,19 @@ public final class ActionCableClient: Sendable {
     /// comes next and when; `nil` otherwise. Published on the callback queue. See ``CableRetry``.
     public var nextAttempt: StateValue<CableRetry?> { engine.nextAttemptValue.readOnly }
 
+    /// The live session: the wire protocol the server chose, whether AnyCable restored it (the subscriptions
+    /// it listed were not subscribed again; see ``ChannelSubscription/lastReconnect``), and its `sid`. Set
+    /// when the welcome arrives, `nil` while there is no live session. Changes arrive on the client's
+    /// callback queue.
+    ///
+    /// ```swift
+    /// let watch = client.session.observe(on: .main) { session in
+    ///     guard let session else { return }
+    ///     print(session.wireProtocol, session.restored ? "restored" : "fresh")
+    /// }
+    /// ```
+    public var session: StateValue<CableSession?> { engine.sessionValue.readOnly }
+
     /// Creates a client; it does not connect until ``connect()``.
     ///
     /// - Parameters:
@@ -177,15 +190,64 @@ public final class ActionCableClient: Sendable {
     private func subscribe(_ params: JSONValue, since: Int?) throws(CableError) -> ChannelSubscription {
         let identifier = try CableProtocol.identifier(for: params)
         guard let (route, sink) = engine.subscribe(identifier: identifier, historySince: since) else {
-            // Closed: an ended handle with a context of its own, which leads to no engine.
-            let sink = HandleSink(id: 0, bufferSize: 1, state: .unsubscribed)
-            sink.messages.finish()
-            let context = SubscriptionContext(
-                bufferSize: 1, log: engine.log, callbacks: engine.callbacks, coders: engine.subscriptions.coders)
-            let route = DeliveryRoute(serial: 0, identifier: identifier, context: context, sinks: [sink])
-            return ChannelSubscription(lease: SubscriptionLease(route: route, sinkID: sink.id), sink: sink)
+            return closedHandle(identifier: identifier)
         }
         return ChannelSubscription(lease: SubscriptionLease(route: route, sinkID: sink.id), sink: sink)
+    }
+
+    /// An ended handle with a context of its own, which leads to no engine (the client is closed).
+    private func closedHandle(identifier: String) -> ChannelSubscription {
+        let sink = HandleSink(id: 0, bufferSize: 1, state: .unsubscribed)
+        sink.messages.finish()
+        let context = SubscriptionContext(
+            bufferSize: 1, log: engine.log, callbacks: engine.callbacks, coders: engine.subscriptions.coders)
+        let route = DeliveryRoute(serial: 0, identifier: identifier, context: context, sinks: [sink])
+        return ChannelSubscription(lease: SubscriptionLease(route: route, sinkID: sink.id), sink: sink)
+    }
+
+    /// Subscribes to an AnyCable signed stream by its signed name, with no channel class (AnyCable's
+    /// `$pubsub` channel, anycable-client's `streamFromSigned`). The name comes from your backend (Rails'
+    /// `signed_stream_name`, `AnyCable::Streams.signed`) and is opaque here. The handle is like any other:
+    /// state, messages, shared handles for equal names, history and restore on the extended protocol. A
+    /// name whose signature the server does not accept is ``SubscriptionState/rejected``. A stream has no
+    /// channel to call, so ``ChannelSubscription/perform(_:_:)-(String,JSONValue)`` returns `false`;
+    /// ``ChannelSubscription/whisper(_:)-(JSONValue)`` and ``ChannelSubscription/presence`` work where the
+    /// server enables them.
+    ///
+    /// ```swift
+    /// let feed = client.stream(signed: signedName)      // from your API: AnyCable::Streams.signed("chat/42")
+    /// for await message in feed.messages { print(message) }
+    /// ```
+    ///
+    /// For Turbo Streams (Hotwire), subscribe to `Turbo::StreamsChannel` with the `signed_stream_name` Rails
+    /// renders, and read its HTML: `try client.subscribe(["channel": "Turbo::StreamsChannel",
+    /// "signed_stream_name": .string(name)]).messages(as: String.self)`.
+    public func stream(signed signedName: String, historySince date: Date? = nil) -> ChannelSubscription {
+        stream(["channel": "$pubsub", "signed_stream_name": .string(signedName)], since: date)
+    }
+
+    /// Subscribes to an AnyCable public stream by its name (`$pubsub` with `stream_name`, anycable-client's
+    /// `streamFrom`), which the server accepts only when it runs with `--public_streams`; otherwise the handle
+    /// is ``SubscriptionState/rejected``. Anyone who knows the name can read it (and, with whisper, write to
+    /// its subscribers): use ``stream(signed:historySince:)`` for anything private. Otherwise as that method.
+    ///
+    /// ```swift
+    /// let lobby = client.stream(named: "lobby")
+    /// lobby.whisper(["typing": true])  // public streams always allow whisper
+    /// ```
+    public func stream(named name: String, historySince date: Date? = nil) -> ChannelSubscription {
+        stream(["channel": "$pubsub", "stream_name": .string(name)], since: date)
+    }
+
+    /// A `$pubsub` subscription: its params are strings, which always encode.
+    private func stream(_ params: JSONValue, since date: Date?) -> ChannelSubscription {
+        let since = date.map { Int($0.timeIntervalSince1970.rounded(.down)) }
+        do {
+            return try subscribe(params, since: since)
+        } catch {
+            // Unreachable: the params hold a string channel and strings only. An ended handle, not a crash.
+            return closedHandle(identifier: (try? params.jsonText()) ?? "")
+        }
     }
 
     /// Subscribes with params built from variables, without wrapping each value; see ``subscribe(_:)-(JSONValue)``.

@@ -48,8 +48,15 @@ public final class ChannelSubscription: Sendable {
     /// ```
     public let lastReconnect: StateValue<SubscriptionReconnect?>
 
+    /// AnyCable's presence for this subscription: join and leave the set, watch it and its events. See
+    /// ``ChannelPresence``.
+    public let presence: ChannelPresence
+
     let lease: SubscriptionLease
     var serial: Int { lease.serial }
+    /// Whether this is an AnyCable `$pubsub` stream, which has no channel to perform on. Identifiers are
+    /// written with sorted keys, so a stream's starts with its channel.
+    var isStream: Bool { identifier.hasPrefix(#"{"channel":"$pubsub","#) }
 
     init(lease: SubscriptionLease, sink: HandleSink) {
         identifier = lease.identifier
@@ -57,6 +64,7 @@ public final class ChannelSubscription: Sendable {
         state = sink.state.view(keeping: lease)
         lastReconnect = sink.reconnect.view(keeping: lease)
         messages = CableMessages(storage: sink.messages, lease: lease) { $0 }
+        presence = ChannelPresence(lease: lease, sink: sink)
     }
 
     /// The messages decoded as `T`: ``messages`` with a decoding step. A message that does not decode is
@@ -115,7 +123,8 @@ public final class ChannelSubscription: Sendable {
     ///   Safe from any thread, also from inside an observer of this client. Also `false`
     ///   when `data` is not a JSON object, which is logged at WARN as `perform_data_not_object`, or holds a NaN
     ///   or infinite number, logged at WARN as `perform_unencodable` with its key path (programming errors, not
-    ///   network conditions).
+    ///   network conditions). Always `false` on an AnyCable stream (``ActionCableClient/stream(signed:historySince:)``),
+    ///   which has no channel to call, logged at WARN as `perform_on_stream`.
     @discardableResult
     public func perform(_ action: String, _ data: JSONValue = [:]) -> Bool {
         guard data.objectValue != nil else {
@@ -123,20 +132,72 @@ public final class ChannelSubscription: Sendable {
                 LogEvent(level: .warn, name: "perform_data_not_object", fields: [.subscription(lease.serial)]))
             return false
         }
-        guard let engine = lease.engine else { return false }
+        guard !isStream else {
+            lease.log.emit(LogEvent(level: .warn, name: "perform_on_stream", fields: [.subscription(lease.serial)]))
+            return false
+        }
         do {
-            return try engine.perform(identifier: identifier, sink: lease.sinkID, action: action, data: data)
+            return send(try CableProtocol.perform(identifier: identifier, action: action, data: data))
         } catch {
             logUnencodable(error)
             return false
         }
     }
 
-    /// Logs why `perform` data did not encode: where (the key path), never the value.
-    private func logUnencodable(_ error: CableError) {
+    /// Sends the command `text` on the live connection if this handle's subscription is confirmed there.
+    private func send(_ text: String) -> Bool {
+        lease.engine?.send(text, identifier: identifier, sink: lease.sinkID) ?? false
+    }
+
+    /// Sends `data` to the other clients on this subscription's stream: AnyCable's whisper, for what is not
+    /// worth a round trip through the application (a typing indicator, a cursor). Same rules as ``perform(_:_:)-(String,JSONValue)``:
+    /// `true` only when the subscription is confirmed on the live connection and the command was queued to
+    /// it; nothing is queued offline.
+    ///
+    /// `data` is sent as a JSON value (any: object, string, number). The receivers get it on their
+    /// ``messages`` like any message (with no stream position: it never enters history or a replay); the
+    /// sender's own connection gets nothing. The server decides whether whisper is enabled: on public
+    /// `$pubsub` streams always, on signed streams with `--streams_whisper`, on Rails channels that stream
+    /// with `whisper: true`; elsewhere it drops the whisper silently. Nothing tells the sender whether anyone
+    /// received it. AnyCable re-encodes `data`: object keys arrive sorted, numbers as doubles.
+    ///
+    /// ```swift
+    /// room.whisper(["event": "typing", "user": "ada"])
+    /// ```
+    ///
+    /// - Returns: `false` also when `data` holds NaN or infinity, logged at WARN as `whisper_unencodable`.
+    @discardableResult
+    public func whisper(_ data: JSONValue) -> Bool {
+        do {
+            return send(try CableProtocol.whisper(identifier: identifier, data: data))
+        } catch {
+            logUnencodable(error, name: "whisper_unencodable")
+            return false
+        }
+    }
+
+    /// Whispers an `Encodable` value, encoded with `encoder` or the client's (``CableOptions/coding``); see
+    /// ``whisper(_:)-(JSONValue)``.
+    ///
+    /// ```swift
+    /// struct Typing: Encodable { let user: String }
+    /// room.whisper(Typing(user: "ada"))
+    /// ```
+    @discardableResult
+    public func whisper(_ data: some Encodable, encoder: JSONEncoder? = nil) -> Bool {
+        do {
+            return whisper(try JSONValue(encoding: data, encoder: encoder ?? lease.coders.encoder))
+        } catch {
+            logUnencodable(CableError.unencodableData(error), name: "whisper_unencodable")
+            return false
+        }
+    }
+
+    /// Logs why data did not encode: where (the key path), never the value.
+    private func logUnencodable(_ error: CableError, name: StaticString = "perform_unencodable") {
         var fields: [LogField] = [.subscription(lease.serial)]
         if let path = error.codingPath { fields.append(.keyPath(path)) }
-        lease.log.emit(LogEvent(level: .warn, name: "perform_unencodable", fields: fields))
+        lease.log.emit(LogEvent(level: .warn, name: name, fields: fields))
     }
 
     /// Sends `action` with data built from variables, without wrapping each value; see ``perform(_:_:)-(String,JSONValue)``.

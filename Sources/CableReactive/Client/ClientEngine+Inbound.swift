@@ -128,7 +128,7 @@ extension ClientEngine {
         case .historyConfirmed, .historyRejected:
             // What waited for the replay goes out after it, in stream order.
             for message in subscriptions.historyEnded(route.serial) { batch.stage(message, for: route) }
-        case .confirm, .reject, .welcome, .ping, .disconnect, .unknown:
+        case .confirm, .reject, .welcome, .ping, .disconnect, .presence, .unknown:
             break  // `received` resolves no subscription for these
         }
     }

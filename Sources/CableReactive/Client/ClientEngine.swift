@@ -57,6 +57,7 @@ final class ClientEngine: SubscriptionOwner {
     /// Every loss is published, even one equal to the last (two stale sessions in a row are two events).
     let lastDisconnectValue = MutableStateValue<CableDisconnect?>(nil, isDuplicate: { _, _ in false })
     let nextAttemptValue = MutableStateValue<CableRetry?>(nil)
+    let sessionValue = MutableStateValue<CableSession?>(nil)
     /// What this client's subscription handles and routes share.
     let subscriptions: SubscriptionContext
     let core: Locked<EngineCore>
@@ -88,11 +89,14 @@ final class ClientEngine: SubscriptionOwner {
             maxReconnectAttempts: options.maxReconnectAttempts
         )
         subscriptions = SubscriptionContext(
-            bufferSize: options.messageBufferSize, log: log, callbacks: callbacks, coders: CableCoders(options.coding))
+            bufferSize: options.messageBufferSize, log: log, callbacks: callbacks, coders: CableCoders(options.coding),
+            scheduler: scheduler)
         core = Locked(
             EngineCore(
                 url: url,
-                outputs: .init(state: stateValue, lastDisconnect: lastDisconnectValue, nextAttempt: nextAttemptValue),
+                outputs: .init(
+                    state: stateValue, lastDisconnect: lastDisconnectValue, nextAttempt: nextAttemptValue,
+                    session: sessionValue),
                 hasRequestHook: onRequest != nil,
                 hasUnauthorizedHook: onUnauthorized != nil,
                 machine: ConnectionMachine(config: config),
@@ -220,15 +224,13 @@ final class ClientEngine: SubscriptionOwner {
         core.withLock { $0.subscriptions.subscribesSent(identifier) }
     }
 
-    /// Sends `action` with `data` if the subscription is confirmed on the live connection and `sink` shares it.
+    /// Sends the command `text` (`perform`, `whisper`, presence) if the subscription is confirmed on the live
+    /// connection and `sink` shares it.
     ///
     /// The command takes its place in the FIFO like any effect: when the FIFO is idle, this thread runs it at
     /// once and returns what the connection said; when another thread is running effects, the command is
     /// queued behind them for the live connection, and `true` is returned.
-    ///
-    /// - Throws: ``CableError`` `dataNotObject` or `unencodableData` (NaN or infinity in `data`).
-    func perform(identifier: String, sink: UInt64, action: String, data: JSONValue) throws(CableError) -> Bool {
-        let text = try CableProtocol.perform(identifier: identifier, action: action, data: data)
+    func send(_ text: String, identifier: String, sink: UInt64) -> Bool {
         enum Turn {
             case refused
             case queued
@@ -253,6 +255,21 @@ final class ClientEngine: SubscriptionOwner {
             drain([])
             return sent
         }
+    }
+
+    /// Joins `identifier`'s presence set as `member` through handle `sink` (see ``SubscriptionTable/join(_:as:)``).
+    func join(identifier: String, sink: UInt64, as member: PresenceMember) {
+        decide { core, _ in core.join(identifier, sink: sink, as: member) }
+    }
+
+    /// Leaves `identifier`'s presence set through handle `sink`.
+    func leave(identifier: String, sink: UInt64) {
+        decide { core, _ in core.leave(identifier, sink: sink) }
+    }
+
+    /// Asks for `identifier`'s presence set; false when the subscription is not live (nothing sent).
+    func requestPresence(identifier: String, sink: UInt64) -> Bool {
+        decide { core, _ in core.requestPresence(identifier, sink: sink) }
     }
 
     func close() {

@@ -17,6 +17,7 @@ struct EngineCore: Sendable {
         let state: MutableStateValue<CableState>
         let lastDisconnect: MutableStateValue<CableDisconnect?>
         let nextAttempt: MutableStateValue<CableRetry?>
+        let session: MutableStateValue<CableSession?>
     }
 
     let url: URL
@@ -94,6 +95,8 @@ struct EngineCore: Sendable {
         case .sessionStarted(let id):
             startSession(id, now: now)
         case .sessionEnded:
+            let value = outputs.session
+            outbox.append(.callback { value.value = nil })
             apply(subscriptions.sessionEnded())
         case .publish(let state):
             let value = outputs.state
@@ -115,6 +118,11 @@ struct EngineCore: Sendable {
 
     private mutating func startSession(_ id: UInt64, now: TimeInterval) {
         let restored = restore.takeRestored(forSession: id)
+        let session = CableSession(
+            wireProtocol: restore.isExtended(id) ? .anyCableExtended : .actionCable, sessionID: restore.sessionID,
+            restored: restored != nil)
+        let value = outputs.session
+        outbox.append(.callback { value.value = session })
         // On an extended session, a subscription that has seen stream positions asks for a replay.
         apply(
             subscriptions.sessionStarted(
@@ -130,6 +138,11 @@ struct EngineCore: Sendable {
                 outbox.append(.callback { for sink in sinks { sink.state.update { $0 = state } } })
             case .publishReconnect(let sinks, let outcome):
                 outbox.append(.callback { for sink in sinks { sink.reconnect.update { $0 = outcome } } })
+            case .publishPresence(let sinks, let members, let event, let answer):
+                outbox.append(
+                    .callback {
+                        for sink in sinks { sink.publishPresence(members: members, event: event, answer: answer) }
+                    })
             case .armRetries(let deadline):
                 outbox.append(.armRetries(deadline: deadline))
             case .end(let sinks):
@@ -184,6 +197,9 @@ struct EngineCore: Sendable {
             if machine.noteFrame(id: id, now: now) { apply(subscriptions.confirmed(identifier)) }
         case .reject(let identifier):
             if machine.noteFrame(id: id, now: now) { apply(subscriptions.rejected(identifier)) }
+        case .presence(let identifier, let update):
+            // Routed here, before any stream sequencing: presence frames carry no position.
+            if machine.noteFrame(id: id, now: now) { apply(subscriptions.presenceReceived(identifier, update)) }
         }
         return nil
     }
@@ -204,6 +220,26 @@ struct EngineCore: Sendable {
     /// Ends the handle `sink` of subscription `serial`; the last handle's release ends the server subscription.
     mutating func release(identifier: String, serial: Int, sink: UInt64, now: TimeInterval) {
         apply(subscriptions.releaseHandle(sink, of: identifier, serial: serial, now: now))
+    }
+
+    /// The app joins `identifier`'s presence set as `member`, through handle `sink`.
+    mutating func join(_ identifier: String, sink: UInt64, as member: PresenceMember) {
+        guard subscriptions.holds(identifier, sink: sink) else { return }
+        apply(subscriptions.join(identifier, as: member))
+    }
+
+    /// The app leaves `identifier`'s presence set, through handle `sink`.
+    mutating func leave(_ identifier: String, sink: UInt64) {
+        guard subscriptions.holds(identifier, sink: sink) else { return }
+        apply(subscriptions.leave(identifier))
+    }
+
+    /// Asks for `identifier`'s presence set; false when the subscription is not live (nothing sent).
+    mutating func requestPresence(_ identifier: String, sink: UInt64) -> Bool {
+        var actions: [SubscriptionAction] = []
+        let sent = subscriptions.requestPresence(identifier, sink: sink, into: &actions)
+        apply(actions)
+        return sent
     }
 
     /// The live session's attempt, if `identifier` may perform on it and `sink` shares it.

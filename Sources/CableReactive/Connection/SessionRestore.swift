@@ -40,6 +40,9 @@ struct SessionRestore: Sendable {
     private var restored: ServerFrame.Restored?
     /// The `sid` to present on the next request (`X-AnyCable-Restore-SID`), if any. Never logged.
     private(set) var sessionIDToPresent: String?
+    /// The `sid` the welcome of `attempt` gave, on any protocol (what the app may pass on for AnyCable's
+    /// `exclude_socket`). Never logged.
+    private(set) var sessionID: String?
 
     mutating func handle(_ event: Event) {
         switch event {
@@ -47,12 +50,14 @@ struct SessionRestore: Sendable {
             attempt = id
             extended = false
             restored = nil
+            sessionID = nil
         case .extendedHandshake(let id):
             guard id == attempt else { return }
             extended = true
         case .welcome(let id, let sessionID, let restored):
             guard id == attempt else { return }
             sessionIDToPresent = extended ? sessionID : nil
+            self.sessionID = sessionID
             self.restored = extended ? restored : nil
         case .serverDisconnect, .credentialsRefresh, .appDisconnect:
             sessionIDToPresent = nil
@@ -83,6 +88,7 @@ extension SessionRestore: CustomReflectable {
             self,
             children: [
                 "attempt": attempt as Any, "extended": extended, "hasSessionID": sessionIDToPresent != nil,
+                "hasWelcomeSessionID": sessionID != nil,
                 "restored": restored as Any,
             ], displayStyle: .struct)
     }

@@ -10,6 +10,8 @@ package enum CableProtocol {
     /// 1. `type` `"confirm_subscription"` / `"reject_subscription"` / `"confirm_history"` / `"reject_history"` →
     ///    `.confirm` / `.reject` / `.historyConfirmed` / `.historyRejected`, whatever else the frame holds; the
     ///    `identifier` must be a string, else `nil`.
+    ///    `type` `"presence"` with a string `identifier` and a `message` member → `.presence` (AnyCable's
+    ///    presence events and answers are not data: they carry no stream position).
     /// 2. A string `identifier` and a `message` member (any JSON, also `null`, `false`, `0`, `""`) →
     ///    `.message`, whatever `type` says (AnyCable may tag data frames with a broadcast type).
     /// 3. `type` `"welcome"`, `"ping"`, `"disconnect"` → those cases (`disconnect`: see ``ServerFrame``).
@@ -170,6 +172,10 @@ package enum CableProtocol {
                 guard case .token(let token) = identifier, let identifier = read(token) else { return nil }
                 return .control(identified(identifier))
             }
+            if typeName == "presence", case .token(let token) = identifier, let message {
+                guard let identifier = read(token) else { return nil }
+                return .control(.presence(identifier: identifier, update: PresenceUpdate(message)))
+            }
             // Rule 2: data.
             if case .token(let token) = identifier, let message = message.take() {
                 return .message(
@@ -240,6 +246,21 @@ package enum CableProtocol {
         return (try? command.jsonText()) ?? ""  // strings and integers only: it cannot fail
     }
 
+    /// A `subscribe` with AnyCable's extras: `history` since a Unix time, and a `presence` member that joins
+    /// the presence set right after the confirmation (re-joining after a fresh reconnect). With neither, the
+    /// plain ``subscribe(identifier:)``.
+    static func subscribe(identifier: String, historySince since: Int?, presence: PresenceMember?) -> String {
+        guard let presence else {
+            return since.map { subscribe(identifier: identifier, historySince: $0) }
+                ?? subscribe(identifier: identifier)
+        }
+        var members: [String: JSONValue] = ["presence": Self.presence(id: presence.id, info: presence.info)]
+        if let since { members["history"] = ["since": .int(since)] }
+        // The info was checked when the app joined: it encodes.
+        return (try? command("subscribe", identifier: identifier, members: members))
+            ?? subscribe(identifier: identifier)
+    }
+
     /// `{"command":"pong"}`: AnyCable's extended protocol answers each ping with it.
     package static let pong = #"{"command":"pong"}"#
 
@@ -274,6 +295,57 @@ package enum CableProtocol {
         writer.writeString(dataText)
         writer.writeRaw("}")
         return writer.text
+    }
+
+    /// `{"command":"whisper","identifier":"…","data":<data>}`: AnyCable relays `data` to the other connections
+    /// on the subscription's stream. Unlike `perform`'s, `data` is written as a JSON value, not as JSON text in a
+    /// string.
+    ///
+    ///     try CableProtocol.whisper(identifier: id, data: ["typing": true])
+    ///     // {"command":"whisper","identifier":"…","data":{"typing":true}}
+    ///
+    /// - Throws: ``CableError/unencodableData(nonFiniteAt:file:line:)`` when `data` holds NaN or infinity.
+    package static func whisper(identifier: String, data: JSONValue) throws(CableError) -> String {
+        try command("whisper", identifier: identifier, members: ["data": data])
+    }
+
+    /// `{"command":"join","identifier":"…","presence":{"id":"…","info":<info>}}`: AnyCable's presence join
+    /// (`info` left out when `nil`).
+    ///
+    /// - Throws: ``CableError/unencodableData(nonFiniteAt:file:line:)`` when `info` holds NaN or infinity.
+    package static func join(identifier: String, id: String, info: JSONValue?) throws(CableError) -> String {
+        try command("join", identifier: identifier, members: ["presence": presence(id: id, info: info)])
+    }
+
+    /// `{"command":"leave","identifier":"…"}`: AnyCable's presence leave.
+    package static func leave(identifier: String) -> String {
+        command("leave", identifier: identifier)
+    }
+
+    /// `{"command":"presence","identifier":"…","data":{}}`: asks AnyCable for the subscription's presence set.
+    package static func presenceRequest(identifier: String) -> String {
+        (try? command("presence", identifier: identifier, members: ["data": [:]])) ?? ""  // cannot fail
+    }
+
+    /// The `presence` member of `join` and of a joining `subscribe`.
+    static func presence(id: String, info: JSONValue?) -> JSONValue {
+        var presence: [String: JSONValue] = ["id": .string(id)]
+        if let info { presence["info"] = info }
+        return .object(presence)
+    }
+
+    /// `{"command":"<name>","identifier":"…",<members>}`, with `members` written as JSON.
+    static func command(
+        _ name: String, identifier: String, members: [String: JSONValue]
+    ) throws(CableError) -> String {
+        var command = members
+        command["command"] = .string(name)
+        command["identifier"] = .string(identifier)
+        do {
+            return try JSONValue.object(command).jsonText()
+        } catch {
+            throw .unencodableData(nonFiniteAt: JSONValue.object(members).nonFinitePath ?? [])
+        }
     }
 
     /// The identifier string for channel `params`: their canonical JSON text (compact, keys sorted), so

@@ -29,6 +29,8 @@ package enum ControlFrame: Equatable, Sendable {
     case historyConfirmed(identifier: String)
     /// ``ServerFrame/historyRejected(identifier:)``.
     case historyRejected(identifier: String)
+    /// ``ServerFrame/presence(identifier:update:)``.
+    case presence(identifier: String, update: PresenceUpdate)
     /// ``ServerFrame/unknown``.
     case unknown
 }
@@ -44,6 +46,7 @@ extension ServerFrame {
         case .disconnect(let reason, let reconnect): self = .disconnect(reason: reason, reconnect: reconnect)
         case .historyConfirmed(let identifier): self = .historyConfirmed(identifier: identifier)
         case .historyRejected(let identifier): self = .historyRejected(identifier: identifier)
+        case .presence(let identifier, let update): self = .presence(identifier: identifier, update: update)
         case .unknown: self = .unknown
         }
     }

@@ -23,6 +23,9 @@ package enum ServerFrame: Equatable, Sendable {
     case historyConfirmed(identifier: String)
     /// AnyCable's `{"type":"reject_history","identifier":"…"}`: the server cannot replay what was missed.
     case historyRejected(identifier: String)
+    /// AnyCable's `{"type":"presence","identifier":"…","message":{…}}`: a presence event or the answer to a
+    /// `presence` request. Not a data frame: it carries no stream position and never reaches `messages`.
+    case presence(identifier: String, update: PresenceUpdate)
     /// A JSON object that is none of the above (an unknown `type`, `{}`, an identifier without `message`, …).
     /// Log and ignore.
     case unknown

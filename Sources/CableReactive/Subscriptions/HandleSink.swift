@@ -8,22 +8,155 @@ final class HandleSink: Sendable {
     let messages: StreamStorage<JSONValue>
     let state: StateStorage<SubscriptionState>
     let reconnect: StateStorage<SubscriptionReconnect?>
+    /// The subscription's presence set as the handle sees it (nil: not known on this connection).
+    let members: StateStorage<[String: PresenceMember]?>
+    let presenceEvents: StreamStorage<PresenceEvent>
+    /// The handle's `info()` calls waiting for an answer.
+    let presenceWaiters = PresenceWaiters()
 
-    init(id: UInt64, bufferSize: Int, state: SubscriptionState, reconnect: SubscriptionReconnect? = nil) {
+    init(
+        id: UInt64, bufferSize: Int, state: SubscriptionState, reconnect: SubscriptionReconnect? = nil,
+        members: [String: PresenceMember]? = nil
+    ) {
         self.id = id
         messages = StreamStorage(holding: .bufferingNewest(bufferSize))
         self.state = StateStorage(state)
         // Every reconnect is news, even one with the outcome of the last: equal values are published again.
         self.reconnect = StateStorage(reconnect, isDuplicate: nil)
+        self.members = StateStorage(members)
+        presenceEvents = StreamStorage(holding: nil)
     }
 
     /// A handle the engine lets go of without ending it (the client was released): its loops end.
-    deinit { messages.finish() }
+    deinit {
+        messages.finish()
+        presenceEvents.finish()
+        presenceWaiters.resolveAll(.failure(.notSubscribed))
+    }
 
-    /// Ends the handle: its messages finish and its state becomes unsubscribed (on `callbacks`).
+    /// Ends the handle: its messages and presence events finish, its waiting `info()` calls fail, and its
+    /// state becomes unsubscribed (on `callbacks`).
     func end(callbacks: CallbackExecutor) {
         messages.finish()
+        presenceEvents.finish()
+        presenceWaiters.resolveAll(.failure(.notSubscribed))
         let state = state
         callbacks.run { state.update { $0 = .unsubscribed } }
+    }
+
+    /// Publishes a presence change: the set (when `members` is given), the event, then the answer to the
+    /// waiting `info()` calls. Runs on the callback queue.
+    func publishPresence(
+        members: [String: PresenceMember]??, event: PresenceEvent?,
+        answer: Result<[String: PresenceMember], PresenceError>?
+    ) {
+        if let members { self.members.update { $0 = members } }
+        if let event { _ = presenceEvents.send(contentsOf: CollectionOfOne(event)) }
+        if let answer { presenceWaiters.resolveAll(answer) }
+    }
+}
+
+/// The `info()` calls of one handle waiting for the server's presence answer, each with its timeout. A waiter
+/// is resumed once: by the answer, its timeout, the end of the connection or the handle, or its task's
+/// cancellation. It exists from ``makeID()`` on, so an answer or a cancellation that comes before its
+/// continuation is kept for it. Continuations are resumed, and timers cancelled, outside the lock.
+final class PresenceWaiters: Sendable {
+    typealias Answer = Result<[String: PresenceMember], PresenceError>
+
+    private struct Waiter {
+        var continuation: CheckedContinuation<Answer, Never>?
+        var timer: (any ScheduledWork)?
+        /// The answer that came before the continuation.
+        var early: Answer?
+    }
+
+    private struct State {
+        var next: UInt64 = 0
+        var waiting: [UInt64: Waiter] = [:]
+    }
+
+    private let state = Locked(State())
+
+    /// A new waiter, still without its continuation.
+    func makeID() -> UInt64 {
+        state.withLock { state in
+            state.next += 1
+            state.waiting[state.next] = Waiter()
+            return state.next
+        }
+    }
+
+    /// Gives waiter `id` its continuation. Returns the answer to resume it with at once when one came
+    /// already (the waiter is then gone).
+    func add(_ id: UInt64, _ continuation: CheckedContinuation<Answer, Never>) -> Answer? {
+        state.withLock { state in
+            guard let waiter = state.waiting[id] else { return .failure(.cancelled) }
+            if let early = waiter.early {
+                state.waiting[id] = nil
+                return early
+            }
+            state.waiting[id]?.continuation = continuation
+            return nil
+        }
+    }
+
+    /// Gives waiter `id` its timeout timer; cancels the timer at once if the waiter was resumed meanwhile.
+    func setTimer(_ id: UInt64, _ timer: any ScheduledWork) {
+        let stale = state.withLock { state -> Bool in
+            guard let waiter = state.waiting[id], waiter.early == nil else { return true }
+            state.waiting[id]?.timer = timer
+            return false
+        }
+        if stale { timer.cancel() }
+    }
+
+    /// Resumes waiter `id` with `answer` if it still waits (or keeps `answer` for it).
+    func resolve(_ id: UInt64, _ answer: Answer) {
+        let (waiter, timer) = state.withLock { state -> (Waiter?, (any ScheduledWork)?) in
+            guard var waiter = state.waiting[id] else { return (nil, nil) }
+            guard waiter.continuation != nil else {
+                return (nil, Self.keep(answer, for: &waiter, id, in: &state))
+            }
+            state.waiting[id] = nil
+            return (waiter, nil)
+        }
+        timer?.cancel()
+        waiter?.timer?.cancel()
+        waiter?.continuation?.resume(returning: answer)
+    }
+
+    /// Resumes every waiter with `answer`.
+    func resolveAll(_ answer: Answer) {
+        let (waiters, timers) = state.withLock { state -> ([Waiter], [any ScheduledWork]) in
+            var resumed: [Waiter] = []
+            var timers: [any ScheduledWork] = []
+            for (id, var waiter) in state.waiting {
+                if waiter.continuation != nil {
+                    resumed.append(waiter)
+                    state.waiting[id] = nil
+                } else if let timer = Self.keep(answer, for: &waiter, id, in: &state) {
+                    timers.append(timer)
+                }
+            }
+            return (resumed, timers)
+        }
+        for timer in timers { timer.cancel() }
+        for waiter in waiters {
+            waiter.timer?.cancel()
+            waiter.continuation?.resume(returning: answer)
+        }
+    }
+
+    /// Keeps the first `answer` for a waiter without its continuation yet; returns its timer, now useless,
+    /// to cancel outside the lock.
+    private static func keep(
+        _ answer: Answer, for waiter: inout Waiter, _ id: UInt64, in state: inout State
+    ) -> (any ScheduledWork)? {
+        guard waiter.early == nil else { return nil }
+        waiter.early = answer
+        let timer = waiter.timer
+        waiter.timer = nil
+        state.waiting[id] = waiter
+        return timer
     }
 }

@@ -13,6 +13,8 @@ final class SubscriptionContext: Sendable {
     let handOverThreshold: Int
     let log: LogContext
     let callbacks: CallbackExecutor
+    /// The client's scheduler, for `info()` timeouts; nil for a closed client's handles.
+    let scheduler: (any CableScheduler)?
     private let ownerRef = Locked(WeakOwner())
     /// The stream positions (AnyCable) of this client's subscriptions, by serial, so that every route that
     /// replaces another keeps its sequencer; the ``SubscriptionTable`` makes and forgets them, the I/O thread
@@ -22,8 +24,12 @@ final class SubscriptionContext: Sendable {
     /// The client's engine; nil once it is gone, and for the handles a closed client gives out.
     var owner: (any SubscriptionOwner)? { ownerRef.withLock { $0.owner } }
 
-    init(bufferSize: Int, log: LogContext, callbacks: CallbackExecutor, coders: CableCoders = .standard) {
+    init(
+        bufferSize: Int, log: LogContext, callbacks: CallbackExecutor, coders: CableCoders = .standard,
+        scheduler: (any CableScheduler)? = nil
+    ) {
         self.bufferSize = bufferSize
+        self.scheduler = scheduler
         self.coders = coders
         handOverThreshold = max(1, bufferSize / 2)
         self.log = log
@@ -70,10 +76,16 @@ final class SubscriptionContext: Sendable {
 protocol SubscriptionOwner: AnyObject, Sendable {
     /// Ends the handle `sink` of subscription `serial`; the last handle's release ends the server subscription.
     func release(identifier: String, serial: Int, sink: UInt64)
-    /// Sends `action` with `data` if the subscription is confirmed on the live connection and `sink` shares it.
-    func perform(identifier: String, sink: UInt64, action: String, data: JSONValue) throws(CableError) -> Bool
+    /// Sends the command `text` if the subscription is confirmed on the live connection and `sink` shares it.
+    func send(_ text: String, identifier: String, sink: UInt64) -> Bool
     /// How many `subscribe` commands for `identifier` went out on the live connection.
     func subscribesSent(identifier: String) -> Int
+    /// Joins `identifier`'s presence set as `member` through handle `sink`.
+    func join(identifier: String, sink: UInt64, as member: PresenceMember)
+    /// Leaves `identifier`'s presence set through handle `sink`.
+    func leave(identifier: String, sink: UInt64)
+    /// Asks for `identifier`'s presence set; false when the subscription is not live (nothing sent).
+    func requestPresence(identifier: String, sink: UInt64) -> Bool
 }
 
 /// A weak reference to the client's engine.

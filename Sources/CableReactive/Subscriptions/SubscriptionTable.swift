@@ -15,6 +15,9 @@ enum SubscriptionAction: Sendable {
     case publishReconnect([HandleSink], SubscriptionReconnect)
     /// Arm the one subscribe re-send timer for `deadline` (the table's clock), or cancel it (`nil`).
     case armRetries(deadline: TimeInterval?)
+    /// Publish a presence change to these handles: the set (when given), an event, the answer to `info()`.
+    case publishPresence(
+        [HandleSink], members: [String: PresenceMember]??, event: PresenceEvent?, answer: PresenceWaiters.Answer?)
     /// End these handles for good (their subscription is gone, or they left it).
     case end([HandleSink])
     case log(LogEvent)
@@ -58,6 +61,14 @@ struct SubscriptionTable: Sendable {
         var historySince: Int?
         /// The other spellings of the identifier that servers wrote back.
         var aliases: [String] = []
+        /// What the app joined the presence set with; kept across reconnects until it leaves or unsubscribes.
+        var presence: PresenceMember?
+        /// The join the live session's server has (sent in the `subscribe` or as `join`).
+        var serverPresence: PresenceMember?
+        /// Whether the app keeps the presence set (it joined or asked for it): asked for on every session.
+        var tracksMembers = false
+        /// The presence set on the live session: from the last answer, with the events since; nil before one.
+        var members: [String: PresenceMember]?
 
         var serial: Int { route.serial }
         var identifier: String { route.identifier }
@@ -111,6 +122,11 @@ struct SubscriptionTable: Sendable {
         return entry.retries + 1
     }
 
+    /// Whether handle `sink` shares `identifier`'s subscription.
+    func holds(_ identifier: String, sink: UInt64) -> Bool {
+        entries[identifier]?.route.contains(sink: sink) ?? false
+    }
+
     /// Whether handle `sink` may perform on `identifier`: confirmed on the live session, and sharing it.
     func canPerform(_ identifier: String, sink: UInt64) -> Bool {
         guard let session, let entry = entries[identifier], entry.confirmedOn == session else { return false }
@@ -154,7 +170,8 @@ struct SubscriptionTable: Sendable {
         nextSinkID += 1
         if let entry = entries[identifier] {
             let sink = HandleSink(
-                id: nextSinkID, bufferSize: bufferSize, state: state(entry), reconnect: entry.lastReconnect)
+                id: nextSinkID, bufferSize: bufferSize, state: state(entry), reconnect: entry.lastReconnect,
+                members: entry.members)
             setRoute(entry.route.adding(sink), of: identifier)
             return (entry.route, sink, [])
         }
@@ -252,14 +269,16 @@ struct SubscriptionTable: Sendable {
         entry.sentOn = session
         entry.retries = retry
         entry.retryGeneration = nextGeneration
+        entry.serverPresence = entry.presence  // the subscribe joins
         entries[identifier] = entry
         publishIfChanged(before, identifier, into: &actions)
-        if let since = entry.historySince {
+        if entry.historySince != nil {
             context.withSequencer(of: entry.serial) { $0.historyRequested() }  // its replay is awaited
-            actions.append(.send(CableProtocol.subscribe(identifier: identifier, historySince: since)))
-        } else {
-            actions.append(.send(CableProtocol.subscribe(identifier: identifier)))
         }
+        actions.append(
+            .send(
+                CableProtocol.subscribe(
+                    identifier: identifier, historySince: entry.historySince, presence: entry.presence)))
         if let delay = Backoff.subscribeRetryDelay(retry: retry + 1, schedule: retryDelays, using: &random),
             let deadline = resends.set(identifier, nextGeneration, at: now + delay)
         {
@@ -334,6 +353,7 @@ struct SubscriptionTable: Sendable {
         if !first { reconnected(identifier, replay ? .recovering : .restored, &actions) }
         if replay { requestHistory(identifier, into: &actions) }
         publishIfChanged(before, identifier, into: &actions)
+        syncPresence(identifier, into: &actions)  // a restored session is in no presence set: join again
     }
 
     private mutating func reconnected(
@@ -385,7 +405,14 @@ struct SubscriptionTable: Sendable {
         for identifier in identifiers {
             cancelResend(identifier, into: &actions)
             if let before = states[identifier] { publishIfChanged(before, identifier, into: &actions) }
+            // Missed presence events are not replayed: the set is unknown until the next answer.
+            guard var entry = entries[identifier], entry.tracksMembers || entry.members != nil else { continue }
+            entry.members = nil
+            entries[identifier] = entry
+            actions.append(
+                .publishPresence(entry.sinks, members: .some(nil), event: nil, answer: .failure(.disconnected)))
         }
+        for identifier in identifiers { entries[identifier]?.serverPresence = nil }
         return actions
     }
 
@@ -413,6 +440,7 @@ struct SubscriptionTable: Sendable {
         if replay { requestHistory(identifier, into: &actions) }
         cancelResend(identifier, into: &actions)
         publishIfChanged(before, identifier, into: &actions)
+        syncPresence(identifier, into: &actions)
         actions.append(
             .log(
                 LogEvent(
@@ -437,5 +465,97 @@ struct SubscriptionTable: Sendable {
         publishIfChanged(before, identifier, into: &actions)
         actions.append(.log(LogEvent(level: .info, name: "rejected", fields: [.subscription(entry.serial)])))
         return actions
+    }
+
+    // MARK: presence
+
+    /// Whether `identifier`'s subscription is confirmed on the live session.
+    private func isLive(_ entry: Entry) -> Bool {
+        session != nil && entry.confirmedOn == session
+    }
+
+    /// The app joins `identifier`'s presence set as `member` (replacing an earlier join). Sent at once when
+    /// the subscription is live, else with the next `subscribe` or after the confirmation; from then on the
+    /// set is kept.
+    mutating func join(_ identifier: String, as member: PresenceMember) -> [Action] {
+        guard var entry = entries[identifier] else { return [] }
+        entry.presence = member
+        entry.tracksMembers = true
+        entries[identifier] = entry
+        var actions: [Action] = []
+        syncPresence(identifier, into: &actions)
+        return actions
+    }
+
+    /// The app leaves `identifier`'s presence set: forgotten, so not joined again after a reconnect.
+    mutating func leave(_ identifier: String) -> [Action] {
+        guard var entry = entries[identifier], entry.presence != nil else { return [] }
+        entry.presence = nil
+        entries[identifier] = entry
+        var actions: [Action] = []
+        syncPresence(identifier, into: &actions)
+        return actions
+    }
+
+    /// Asks the server for `identifier`'s presence set, if the subscription is live and `sink` shares it;
+    /// from then on the set is kept. False when nothing was sent.
+    mutating func requestPresence(_ identifier: String, sink: UInt64, into actions: inout [Action]) -> Bool {
+        guard holds(identifier, sink: sink), var entry = entries[identifier] else { return false }
+        entry.tracksMembers = true
+        entries[identifier] = entry
+        guard isLive(entry) else { return false }
+        actions.append(.send(CableProtocol.presenceRequest(identifier: identifier)))
+        return true
+    }
+
+    /// Brings the server's presence for `identifier` in line with the app's on a live subscription (a
+    /// different id leaves first: a connection holds one id per stream), and asks for the set when it is kept
+    /// and unknown.
+    private mutating func syncPresence(_ identifier: String, into actions: inout [Action]) {
+        guard var entry = entries[identifier], isLive(entry) else { return }
+        if let held = entry.serverPresence, held.id != entry.presence?.id {
+            actions.append(.send(CableProtocol.leave(identifier: identifier)))
+            entry.serverPresence = nil
+        }
+        // The info was checked when the app joined: it encodes.
+        if let member = entry.presence, member != entry.serverPresence,
+            let join = try? CableProtocol.join(identifier: identifier, id: member.id, info: member.info)
+        {
+            actions.append(.send(join))
+            entry.serverPresence = member
+        }
+        entries[identifier] = entry
+        if entry.tracksMembers, entry.members == nil {
+            actions.append(.send(CableProtocol.presenceRequest(identifier: identifier)))
+        }
+    }
+
+    /// A presence frame for the subscription the server spells `spelling`: an event updates the kept set and
+    /// reaches the handles; an answer replaces the set and ends the waiting `info()` calls.
+    mutating func presenceReceived(_ spelling: String, _ update: PresenceUpdate) -> [Action] {
+        guard session != nil, let identifier = resolve(spelling)?.identifier, var entry = entries[identifier] else {
+            return [.log(LogEvent(level: .debug, name: "unknown_identifier", fields: []))]
+        }
+        let action: Action
+        switch update {
+        case .joined(let member):
+            if entry.members != nil { entry.members?[member.id] = member }
+            action = .publishPresence(
+                entry.sinks, members: entry.members.map { .some($0) }, event: .joined(member), answer: nil)
+        case .left(let id):
+            entry.members?[id] = nil
+            action = .publishPresence(
+                entry.sinks, members: entry.members.map { .some($0) }, event: .left(id: id), answer: nil)
+        case .info(let records):
+            let members = Dictionary(records.map { ($0.id, $0) }, uniquingKeysWith: { _, last in last })
+            entry.members = members
+            action = .publishPresence(entry.sinks, members: .some(members), event: nil, answer: .success(members))
+        case .error:
+            action = .publishPresence(entry.sinks, members: nil, event: nil, answer: .failure(.serverError))
+        case .unknown:
+            return [.log(LogEvent(level: .debug, name: "presence_unknown", fields: [.subscription(entry.serial)]))]
+        }
+        entries[identifier] = entry
+        return [action]
     }
 }
