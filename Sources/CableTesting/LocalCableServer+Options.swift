@@ -13,6 +13,7 @@ extension LocalCableServer {
     /// | ``welcome`` | `.immediately` | when new connections get their welcome |
     /// | ``includesSessionID`` | false | adds `"sid"` (the connection's number) to the welcome |
     /// | ``reliableStreams`` | `nil` | AnyCable's extended protocol: stream positions and history, resumable sessions |
+    /// | ``pubSub`` | `nil` | AnyCable's `$pubsub` signed and public streams, Turbo Streams, whisper and presence |
     /// | ``identifierSpelling`` | `nil` | echo identifiers byte for byte (Rails), or re-encode them like a parsing server |
     /// | ``maxRequestHeadSize`` | 16 KiB | a larger upgrade request gets 431 |
     /// | ``maxMessageSize`` | 1 MiB | a larger frame or message is closed with 1009 |
@@ -55,6 +56,17 @@ extension LocalCableServer {
         /// (`X-AnyCable-Restore-SID`, or `?sid=`) within ``ReliableStreams/sessionTTL`` to get its
         /// subscriptions back without subscribing (`"restored":true,"restored_ids":[…]`).
         public var reliableStreams: ReliableStreams?
+        /// AnyCable's pub/sub streams, whisper and presence (`nil`, the default: off, a Rails server). When set,
+        /// `$pubsub` subscriptions with a `signed_stream_name` (verified with ``PubSub/secret``) or a
+        /// `stream_name` (with ``PubSub/publicStreams``) and `Turbo::StreamsChannel` subscriptions (with
+        /// ``PubSub/turboStreams``) are confirmed or rejected by the server itself, without
+        /// ``LocalCableServer/subscriptionRule``, and get ``LocalCableServer/broadcast(_:toStream:)``; `whisper`,
+        /// `join`, `leave` and `presence` commands work where ``PubSub`` enables them. See ``PubSub`` for the rules.
+        ///
+        /// ```swift
+        /// options.pubSub = LocalCableServer.PubSub(secret: "s3Krit")
+        /// ```
+        public var pubSub: PubSub?
         /// How the server writes identifiers back in confirmations, rejections and messages. `nil` (the default)
         /// echoes each one byte for byte, as Rails and AnyCable do. A spelling makes the server behave like one
         /// that parses identifiers and encodes them again, so an app can test that its client still routes them:
@@ -118,6 +130,96 @@ extension LocalCableServer {
                     reliableStreams.sessionTTL.isFinite && reliableStreams.sessionTTL >= 0, "reliableStreams.sessionTTL"
                 )
             }
+            if let pubSub {
+                try check(pubSub.presenceTTL.isFinite && pubSub.presenceTTL >= 0, "pubSub.presenceTTL")
+            }
+        }
+    }
+
+    /// AnyCable's pub/sub streams, whisper and presence (see ``Options/pubSub``), as AnyCable 1.6 with a broker
+    /// gives them to clients. Rules and sources: AnyCable's streams controller, node and memory broker.
+    ///
+    /// | setting | default | meaning (AnyCable's flag) |
+    /// |---|---|---|
+    /// | ``secret`` | – | the streams secret signed names are verified with (`--streams_secret`) |
+    /// | ``publicStreams`` | false | `$pubsub` with a plain `stream_name` is confirmed (`--public_streams`) |
+    /// | ``signedWhisper`` | false | whisper on signed `$pubsub` streams (`--streams_whisper`) |
+    /// | ``signedPresence`` | true | presence on signed `$pubsub` streams (`--streams_presence`) |
+    /// | ``turboStreams`` | true | `Turbo::StreamsChannel` is verified with the same secret (`--turbo_streams`) |
+    /// | ``presenceTTL`` | 15 s | how long an ended connection stays present (`--presence_ttl`) |
+    /// | ``whisperChannels`` | [] | channel classes whose subscriptions whisper (Rails' `stream_from …, whisper: true`) |
+    /// | ``presenceChannels`` | [] | channel classes whose subscriptions track presence (Rails' `join_presence`) |
+    ///
+    /// **Subscriptions.** `{"channel":"$pubsub","signed_stream_name":"…"}` is confirmed when the name verifies
+    /// (``LocalCableServer/signedStreamName(_:secret:)``), `{"channel":"$pubsub","stream_name":"…"}` when
+    /// ``publicStreams`` is on; with both names the signed one counts. A bad signature, a payload that is not a
+    /// JSON string, no name, a name that is not a string, or a public stream while they are off get
+    /// `reject_subscription`. `Turbo::StreamsChannel` needs a verified `signed_stream_name` likewise (with
+    /// ``turboStreams`` off it is an ordinary channel). The stream of these subscriptions is the plain name; that
+    /// of any other subscription is its identifier. A `message` (perform) on them is recorded and goes nowhere.
+    ///
+    /// **Whisper** `{"command":"whisper","identifier":…,"data":<any JSON>}` is enabled on public `$pubsub` streams,
+    /// on signed ones with ``signedWhisper`` and on ``whisperChannels``; never on Turbo. Every other connection
+    /// subscribed to the stream receives `{"identifier":<its identifier>,"message":<data>}` (no `type`, no stream
+    /// position, never kept for history; missing or null `data` arrives as the string `"null"`); the sender's
+    /// connection receives nothing. There is never a reply.
+    ///
+    /// **Presence** is enabled on public `$pubsub` streams, on signed ones with ``signedPresence`` and on
+    /// ``presenceChannels``; elsewhere `join`, `leave` and `presence` get no reply at all.
+    /// - `{"command":"join","identifier":…,"presence":{"id":"u1","info":…}}` (or a `subscribe` with a `presence`
+    ///   member, which joins right after `confirm_subscription`): when `u1` is new in the stream, every subscriber
+    ///   of the stream, the joining one included, gets
+    ///   `{"type":"presence","identifier":…,"message":{"type":"join","id":"u1","info":…}}` (no `info` when null).
+    ///   An id already present (from any connection) only has its info replaced; a connection holds one id per
+    ///   stream, so a join with another id is ignored. A `presence` member that is not an object, or an `id`
+    ///   that is not a string, makes the frame undecodable for AnyCable, which stops reading the connection:
+    ///   here the connection is closed with 1007 (invalid payload data).
+    /// - `leave`, or `unsubscribe`, removes the connection's hold; when nobody holds the id any more, the
+    ///   remaining subscribers get `{"type":"presence","identifier":…,"message":{"type":"leave","id":"u1"}}`.
+    /// - `presence` is answered to the requester only:
+    ///   `{"type":"presence","identifier":…,"message":{"type":"info","total":1,"records":[{"id":"u1","info":…}]}}`,
+    ///   in join order, and without `records` when nobody is present.
+    /// - A connection that ends keeps its holds for ``presenceTTL`` seconds, then `leave` goes out if nobody else
+    ///   holds the id; a connection joining the same id meanwhile (a restored session re-sending its join) makes
+    ///   neither `leave` nor `join`. A restored session's subscriptions keep their stream, whisper and presence,
+    ///   but the new connection is in no presence set until it joins again.
+    ///
+    /// Not modelled: CableReady streams, `meta.exclude_socket`, the `error` info reply of a failing broker, and
+    /// the expiry of presence on plain `actioncable-v1-json` connections that AnyCable does not refresh.
+    ///
+    /// ```swift
+    /// var pubSub = LocalCableServer.PubSub(secret: "s3Krit")
+    /// pubSub.publicStreams = true
+    /// pubSub.presenceTTL = 0.3
+    /// options.pubSub = pubSub
+    /// let server = try LocalCableServer(options: options)
+    /// server.broadcast(["text": "hi"], toStream: "chat/42")
+    /// ```
+    public struct PubSub: Sendable {
+        /// The secret signed stream names are verified with (AnyCable's streams secret).
+        public var secret: String
+        /// Whether `$pubsub` subscriptions to a plain `stream_name` are confirmed (AnyCable's `--public_streams`).
+        public var publicStreams = false
+        /// Whether signed `$pubsub` streams allow whisper (AnyCable's `--streams_whisper`); public ones always do.
+        public var signedWhisper = false
+        /// Whether signed `$pubsub` streams track presence (AnyCable's `--streams_presence`, on by default);
+        /// public ones always do.
+        public var signedPresence = true
+        /// Whether `Turbo::StreamsChannel` subscriptions are verified by the server with ``secret`` (AnyCable's
+        /// `--turbo_streams`); when off, they are ordinary channels for ``LocalCableServer/subscriptionRule``.
+        public var turboStreams = true
+        /// Seconds an ended connection stays present before `leave` goes out (AnyCable's `--presence_ttl`, 15).
+        public var presenceTTL: TimeInterval = 15
+        /// Channel classes (the identifier's `channel`) whose subscriptions allow whisper on their stream, as a
+        /// Rails channel does with `stream_from name, whisper: true`.
+        public var whisperChannels: Set<String> = []
+        /// Channel classes whose subscriptions track presence on their stream, as a Rails channel does with
+        /// `join_presence`.
+        public var presenceChannels: Set<String> = []
+
+        /// AnyCable's defaults with the streams secret `secret`.
+        public init(secret: String) {
+            self.secret = secret
         }
     }
 

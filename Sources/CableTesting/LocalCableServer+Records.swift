@@ -68,7 +68,8 @@ extension LocalCableServer {
         public let command: String?
         /// The `identifier` member, exactly as sent, if it is a string.
         public let identifier: String?
-        /// For `message`: the `data` member's JSON text decoded, if it held JSON.
+        /// For `message`: the `data` member's JSON text decoded, if it held JSON. For `whisper`: the `data`
+        /// member as it is (`null` when absent), since whisper data is JSON, not JSON text.
         public let data: JSONValue?
 
         /// For `message`: the action performed (`data["action"]`, or `receive` when it has none, as in Rails).
@@ -113,6 +114,14 @@ extension LocalCableServer {
         public var isAccepting = true
         /// How many TCP connections were accepted in all.
         public var acceptedCount = 0
+        /// With ``Options/pubSub``: the presence ids in each stream that has any, in join order, including
+        /// those of ended connections until ``PubSub/presenceTTL`` passes. The stream is a `$pubsub` or Turbo
+        /// subscription's plain name, or another subscription's identifier.
+        ///
+        /// ```swift
+        /// #expect(await server.wait { $0.presence["chat/42"] == ["u1"] })
+        /// ```
+        public var presence: [String: [String]] = [:]
 
         /// The subscriptions of every open connection, by connection.
         public var subscriptions: [ConnectionID: [String]] {

@@ -39,6 +39,9 @@ import Signals
 ///   `{"identifier":…,"message":…}`, sent by ``PerformCall/reply(_:)`` and by broadcasts.
 /// - **Disconnects**: `{"type":"disconnect","reason":…,"reconnect":…}`, then a close frame with 1000; the socket
 ///   closes when the client answers, or after ``Options/closeTimeout``.
+/// - **AnyCable** (opt-in): ``Options/reliableStreams`` adds stream positions, `history` and resumable sessions
+///   (`actioncable-v1-ext-json`); ``Options/pubSub`` adds `$pubsub` signed and public streams, Turbo Streams,
+///   ``broadcast(_:toStream:)``, `whisper` and presence (`join`, `leave`, `presence`), per ``PubSub``.
 /// - **WebSocket**: client frames must be masked; pings are answered with pongs; a client close is echoed with
 ///   its code; fragmented text messages are joined. Server frames are unmasked, final and unfragmented.
 ///

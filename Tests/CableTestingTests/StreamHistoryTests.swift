@@ -33,7 +33,7 @@ struct StreamHistoryTests {
     func sessions() {
         var history = Self.history(ttl: 10)
         let id = history.newSessionID(now: 0)
-        history.update(id, subscriptions: [("a", ["channel": "A"])])
+        history.update(id, subscriptions: [ServerSubscription(identifier: "a", params: ["channel": "A"])])
         #expect(history.restorable(id, now: 100)?.map(\.identifier) == ["a"], "live: no expiry")
         history.ended(id, now: 1_000_000_000)
         #expect(history.restorable(id, now: 5_000_000_000) != nil)

@@ -17,7 +17,8 @@ extension LocalCableServer {
 }
 
 /// The server thread's reliable-stream state: one epoch, each stream's recent broadcasts, and the cached
-/// sessions. A stream is a subscription identifier as the client sent it.
+/// sessions. A stream is a subscription's `ServerSubscription.stream`: its identifier as the client sent it,
+/// or a `$pubsub` or Turbo stream's plain name.
 struct StreamHistory {
     struct Entry {
         var offset: Int
@@ -27,7 +28,7 @@ struct StreamHistory {
     }
 
     struct Session {
-        var subscriptions: [(identifier: String, params: JSONValue)]
+        var subscriptions: [ServerSubscription]
         /// When the cached session expires (server-clock nanoseconds); `nil` while its connection is open.
         var expires: UInt64?
     }
@@ -98,7 +99,7 @@ struct StreamHistory {
     }
 
     /// Records the live subscriptions of session `id`.
-    mutating func update(_ id: String, subscriptions: [(identifier: String, params: JSONValue)]) {
+    mutating func update(_ id: String, subscriptions: [ServerSubscription]) {
         sessions[id] = Session(subscriptions: subscriptions, expires: nil)
     }
 
@@ -107,8 +108,9 @@ struct StreamHistory {
         sessions[id]?.expires = now + UInt64(max(0, settings.sessionTTL) * 1e9)
     }
 
-    /// The subscriptions of a session that can still be restored (the entry is kept: AnyCable only reads it).
-    func restorable(_ id: String, now: UInt64) -> [(identifier: String, params: JSONValue)]? {
+    /// The subscriptions of a session that can still be restored (the entry is kept: AnyCable only reads it),
+    /// with their streams and whisper and presence flags.
+    func restorable(_ id: String, now: UInt64) -> [ServerSubscription]? {
         guard let session = sessions[id] else { return nil }
         if let expires = session.expires, expires <= now { return nil }
         return session.subscriptions

@@ -47,8 +47,8 @@ final class ServerConnection {
     var isWelcomed = false
     /// Text messages received before the welcome, to run after it.
     var heldMessages: [LocalCableServer.ReceivedCommand] = []
-    /// Confirmed subscriptions in order: the identifier as sent and its decoded params.
-    var subscriptions: [(identifier: String, params: JSONValue)] = []
+    /// Confirmed subscriptions in order: the identifier as sent, its decoded params and its stream.
+    var subscriptions: [ServerSubscription] = []
     /// Whether the upgrade chose AnyCable's extended protocol (with reliable streams on).
     var isExtended = false
     /// The extended session's id, from its welcome on.

@@ -7,6 +7,8 @@ import Signals
 enum BroadcastTarget: Sendable {
     /// Every subscription with exactly this identifier string.
     case identifier(String)
+    /// Every subscription of this stream (`ServerSubscription.stream`).
+    case stream(String)
     /// Every subscription whose params satisfy the matcher.
     case matching(@Sendable (JSONValue) -> Bool)
 }

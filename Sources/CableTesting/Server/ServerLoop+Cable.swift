@@ -184,6 +184,8 @@ extension ServerLoop {
         var data: JSONValue?
         if json?["command"] == "message", let dataText = json?["data"]?.stringValue {
             data = try? JSONValue(parsing: dataText)
+        } else if json?["command"] == "whisper" {
+            data = json?["data"] ?? .null
         }
         let command = Server.ReceivedCommand(
             connection: connection.id, text: text, command: json?["command"]?.stringValue,
@@ -203,19 +205,43 @@ extension ServerLoop {
     private func handle(_ command: Server.ReceivedCommand, on connection: ServerConnection) {
         guard let identifier = command.identifier, let request = connection.request else { return }
         let index = connection.subscriptions.firstIndex { $0.identifier == identifier }
+        // AnyCable decodes every frame with its `presence` member: a frame it cannot decode ends the connection.
+        var presence: (id: String, info: JSONValue)?
+        if pubSubRules != nil {
+            switch Self.presenceMember(of: command) {
+            case .absent: break
+            case .member(let member): presence = member
+            case .undecodable: return fail(connection, code: 1007)
+            }
+        }
         switch command.command {
         case "subscribe":
             // A duplicate is ignored, like Rails 6.1-8.1; so is an identifier that is not a JSON object.
             guard index == nil, let params = try? JSONValue(parsing: identifier), params.objectValue != nil else {
                 return
             }
-            let rule = core.rules.withLock { $0.subscriptionRule }
-            let decision = rule(params, request)
+            var subscription = ServerSubscription(identifier: identifier, params: params)
+            let decision: Server.SubscriptionDecision
+            switch pubSubRules?.decide(params) ?? .channel(whispers: false, presence: false) {
+            case .channel(let whispers, let hasPresence):
+                subscription.whispers = whispers
+                subscription.hasPresence = hasPresence
+                let rule = core.rules.withLock { $0.subscriptionRule }
+                decision = rule(params, request)
+            case .stream(let kind, let name, let whispers, let hasPresence):
+                subscription.kind = kind
+                subscription.stream = name
+                subscription.whispers = whispers
+                subscription.hasPresence = hasPresence
+                decision = .confirm
+            case .reject:
+                decision = .reject
+            }
             guard connection.phase == .open else { return }
             let type: String
             switch decision {
             case .confirm:
-                connection.subscriptions.append((identifier, params))
+                connection.subscriptions.append(subscription)
                 recordSession(of: connection)
                 type = "confirm_subscription"
             case .reject:
@@ -227,18 +253,39 @@ extension ServerLoop {
                 JSONValue.object(["identifier": .string(spelled(identifier)), "type": .string(type)]).description,
                 to: connection
             )
-            // A subscribe may carry a history request, answered after the confirmation.
-            if type == "confirm_subscription", let history = try? JSONValue(parsing: command.text)["history"] {
-                answerHistory(history, for: identifier, on: connection)
+            guard type == "confirm_subscription" else { break }
+            // A subscribe may join the presence set, and carry a history request; both follow the confirmation.
+            if let presence { join(subscription, presence, on: connection) }
+            if let history = try? JSONValue(parsing: command.text)["history"] {
+                answerHistory(history, for: subscription, on: connection)
             }
         case "unsubscribe":
-            if let index { connection.subscriptions.remove(at: index) }
+            if let index {
+                let subscription = connection.subscriptions.remove(at: index)
+                if subscription.hasPresence { leave(subscription, on: connection) }
+            }
             recordSession(of: connection)
         case "history":
-            guard index != nil, let history = try? JSONValue(parsing: command.text)["history"] else { return }
-            answerHistory(history, for: identifier, on: connection)
+            guard let index, let history = try? JSONValue(parsing: command.text)["history"] else { return }
+            answerHistory(history, for: connection.subscriptions[index], on: connection)
+        case "whisper":
+            guard let index, connection.subscriptions[index].whispers else { return }
+            whisper(command.data ?? .null, from: connection.subscriptions[index], on: connection)
+        case "join":
+            guard let index, connection.subscriptions[index].hasPresence, let presence else { return }
+            join(connection.subscriptions[index], presence, on: connection)
+        case "leave":
+            guard let index, connection.subscriptions[index].hasPresence else { return }
+            leave(connection.subscriptions[index], on: connection)
+        case "presence":
+            guard let index, connection.subscriptions[index].hasPresence else { return }
+            let subscription = connection.subscriptions[index]
+            send(Self.presenceFrame(spelled(identifier), presenceInfo(of: subscription.stream)), to: connection)
         case "message":
-            guard let index, let data = command.data, data.objectValue != nil, let action = command.action else {
+            // `$pubsub` and Turbo have no channel to perform on: AnyCable answers nothing.
+            guard let index, connection.subscriptions[index].kind == .channel, let data = command.data,
+                data.objectValue != nil, let action = command.action
+            else {
                 return
             }
             guard let handler = core.rules.withLock({ $0.handlers[action] }) else { return }
@@ -253,33 +300,105 @@ extension ServerLoop {
         runCommands()
     }
 
+    /// What a command's `presence` member holds: nothing usable (absent, null, or no id: AnyCable ignores it),
+    /// an id with its info, or a value AnyCable cannot decode (not an object, or an id that is not a string).
+    private enum PresenceMember {
+        case absent
+        case member((id: String, info: JSONValue))
+        case undecodable
+    }
+
+    private static func presenceMember(of command: Server.ReceivedCommand) -> PresenceMember {
+        // Cheap test first: most frames have no presence member.
+        guard command.text.contains("presence"), let member = try? JSONValue(parsing: command.text)["presence"]
+        else { return .absent }
+        switch member {
+        case .null: return .absent
+        case .object(let fields):
+            switch fields["id"] {
+            case nil, .null?: return .absent
+            case .string(let id)?: return id.isEmpty ? .absent : .member((id, fields["info"] ?? .null))
+            default: return .undecodable
+            }
+        default: return .undecodable
+        }
+    }
+
+    /// Sends `data` to every other connection's subscriptions of the whisper's stream, without a position.
+    private func whisper(_ data: JSONValue, from sender: ServerSubscription, on connection: ServerConnection) {
+        // AnyCable re-encodes `data`; a missing or null one arrives as the JSON text `null`, as a string.
+        let message = data.isNull ? JSONValue.string("null") : data
+        for receiver in connections where receiver !== connection && receiver.phase == .open {
+            for subscription in receiver.subscriptions where subscription.stream == sender.stream {
+                send(Self.envelope(spelled(subscription.identifier), message), to: receiver)
+            }
+        }
+    }
+
+    private func join(
+        _ subscription: ServerSubscription, _ member: (id: String, info: JSONValue), on connection: ServerConnection
+    ) {
+        guard subscription.hasPresence else { return }
+        let isNew = presence.join(subscription.stream, id: member.id, info: member.info, by: connection.id)
+        dirty = true
+        guard isNew else { return }
+        var event: [String: JSONValue] = ["type": "join", "id": .string(member.id)]
+        if !member.info.isNull { event["info"] = member.info }
+        sendPresence(.object(event), to: subscription.stream)
+    }
+
+    private func leave(_ subscription: ServerSubscription, on connection: ServerConnection) {
+        dirty = true
+        guard let gone = presence.leave(subscription.stream, by: connection.id) else { return }
+        sendPresence(["type": "leave", "id": .string(gone)], to: subscription.stream)
+    }
+
+    /// The `info` answer to a `presence` request: the unique ids and their info, no `records` when empty.
+    private func presenceInfo(of stream: String) -> JSONValue {
+        let records = presence.records(in: stream)
+        var message: [String: JSONValue] = ["type": "info", "total": .int(records.count)]
+        if !records.isEmpty {
+            message["records"] = .array(
+                records.map { record in
+                    var entry: [String: JSONValue] = ["id": .string(record.id)]
+                    if !record.info.isNull { entry["info"] = record.info }
+                    return .object(entry)
+                })
+        }
+        return .object(message)
+    }
+
     /// Keeps the cached session of an extended connection in step with its subscriptions.
     private func recordSession(of connection: ServerConnection) {
         guard let id = connection.sessionID else { return }
         streamHistory?.update(id, subscriptions: connection.subscriptions)
     }
 
-    /// Answers a `history` request for the subscription `identifier` (its one stream), as AnyCable does: the
+    /// Answers a `history` request for `subscription` (its one stream), as AnyCable does: the
     /// stored broadcasts after the requested offset (or, when the request does not name the stream, those since
     /// `since`), then `confirm_history`; only `reject_history` when they cannot be given; nothing for a request
     /// with neither `since` nor `streams`.
-    private func answerHistory(_ history: JSONValue, for identifier: String, on connection: ServerConnection) {
+    private func answerHistory(
+        _ history: JSONValue, for subscription: ServerSubscription, on connection: ServerConnection
+    ) {
         guard let streamHistory else { return }
+        let identifier = subscription.identifier
+        let stream = subscription.stream
         let streams = history["streams"]?.objectValue
         let since = Int((history["since"]?.doubleValue ?? 0).rounded(.down))
         guard streams != nil || since > 0 else { return }
         var replay: [StreamHistory.Entry] = []
-        if since > 0 { replay = streamHistory.entries(of: identifier, since: since) }
-        if let requested = streams?[identifier] {
+        if since > 0 { replay = streamHistory.entries(of: stream, since: since) }
+        if let requested = streams?[stream] {
             guard let epoch = requested["epoch"]?.stringValue, let offset = requested["offset"]?.intValue,
-                let entries = streamHistory.entries(of: identifier, after: offset, epoch: epoch)
+                let entries = streamHistory.entries(of: stream, after: offset, epoch: epoch)
             else {
                 return send(Self.historyAnswer(spelled(identifier), "reject_history"), to: connection)
             }
             replay = entries
         }
         for entry in replay {
-            let position = StreamPosition(stream: identifier, epoch: streamHistory.epoch, offset: entry.offset)
+            let position = StreamPosition(stream: stream, epoch: streamHistory.epoch, offset: entry.offset)
             send(Self.envelope(spelled(identifier), entry.message, position: position), to: connection)
         }
         send(Self.historyAnswer(spelled(identifier), "confirm_history"), to: connection)

@@ -30,6 +30,10 @@ final class ServerLoop {
     private var readBuffer = [UInt8](repeating: 0, count: 65_536)
     /// Reliable streams and resumable sessions, when ``LocalCableServer/Options/reliableStreams`` is set.
     var streamHistory: StreamHistory?
+    /// How `$pubsub` and Turbo subscriptions are decided, when ``LocalCableServer/Options/pubSub`` is set.
+    let pubSubRules: PubSubRules?
+    /// Who is present in which stream.
+    var presence = PresenceBook()
 
     init(core: ServerCore, listener: Int32, wakeRead: Int32) {
         self.core = core
@@ -37,6 +41,7 @@ final class ServerLoop {
         self.listener = listener
         self.wakeRead = wakeRead
         streamHistory = core.options.reliableStreams.map(StreamHistory.init)
+        pubSubRules = core.options.pubSub.map(PubSubRules.init)
     }
 
     func run() {
@@ -78,6 +83,12 @@ final class ServerLoop {
         }
         for connection in connections where connection.phase == .closed {
             if let id = connection.sessionID { streamHistory?.ended(id, now: Socket.now()) }
+            // Its presence lingers (AnyCable's presence TTL); a restored session may join again meanwhile.
+            let ttl = nanoseconds(options.pubSub?.presenceTTL ?? 0)
+            for (stream, id) in presence.ended(connection.id, expires: Socket.now() + ttl) {
+                sendPresence(["type": "leave", "id": .string(id)], to: stream)
+            }
+            dirty = true
         }
         connections.removeAll { $0.phase == .closed }
         publish()
@@ -86,7 +97,7 @@ final class ServerLoop {
 
     /// Milliseconds until the next timer, rounded up; -1 when none is pending.
     private func pollTimeout() -> Int32 {
-        var soonest = [nextPing, acceptPausedUntil].compactMap { $0 }.min()
+        var soonest = [nextPing, acceptPausedUntil, presence.nextExpiry].compactMap { $0 }.min()
         for connection in connections where connection.phase != .stalled {
             for deadline in [connection.deadline, connection.welcomeAt, connection.readResumesAt].compactMap({ $0 }) {
                 soonest = min(soonest ?? deadline, deadline)
@@ -152,6 +163,12 @@ final class ServerLoop {
             }
             if let resume = connection.readResumesAt, resume <= now { connection.resumeReading() }
         }
+        if let due = presence.nextExpiry, due <= now {
+            for (stream, id) in presence.expire(now: now) {
+                sendPresence(["type": "leave", "id": .string(id)], to: stream)
+            }
+            dirty = true
+        }
         if let due = nextPing, due <= now, let interval = options.pingInterval {
             nextPing = now + nanoseconds(interval)
             let ping = JSONValue.object(["type": "ping", "message": .int(Int(Date().timeIntervalSince1970))])
@@ -211,31 +228,65 @@ final class ServerLoop {
     }
 
     private func broadcast(_ message: JSONValue, to target: BroadcastTarget) {
+        var positions: [String: StreamPosition?] = [:]
         var frames: [String: String] = [:]
-        /// One frame per stream and broadcast: with reliable streams, the broadcast is stored once per stream
-        /// (also when nobody is subscribed, as a broker stores it) and carries its position.
-        func frame(for identifier: String) -> String {
-            if let frame = frames[identifier] { return frame }
+        /// One position per stream and broadcast: with reliable streams, the broadcast is stored once per stream
+        /// (also when nobody is subscribed, as a broker stores it).
+        func position(of stream: String) -> StreamPosition? {
+            if let position = positions[stream] { return position }
             var position: StreamPosition?
-            if streamHistory != nil, let offset = streamHistory?.append(message, to: identifier),
-                let epoch = streamHistory?.epoch
-            {
-                position = StreamPosition(stream: identifier, epoch: epoch, offset: offset)
+            if let offset = streamHistory?.append(message, to: stream), let epoch = streamHistory?.epoch {
+                position = StreamPosition(stream: stream, epoch: epoch, offset: offset)
             }
-            let frame = Self.envelope(spelled(identifier), message, position: position)
-            frames[identifier] = frame
+            positions[stream] = position
+            return position
+        }
+        /// One frame per identifier (an identifier always has the same stream).
+        func frame(for subscription: ServerSubscription) -> String {
+            if let frame = frames[subscription.identifier] { return frame }
+            let frame = Self.envelope(
+                spelled(subscription.identifier), message, position: position(of: subscription.stream))
+            frames[subscription.identifier] = frame
             return frame
         }
-        if case .identifier(let identifier) = target { _ = frame(for: identifier) }
+        switch target {
+        case .identifier(let identifier): _ = position(of: stream(of: identifier))
+        case .stream(let name): _ = position(of: name)
+        case .matching: break
+        }
         for connection in connections where connection.phase == .open {
             for subscription in connection.subscriptions {
                 switch target {
                 case .identifier(let identifier): guard subscription.identifier == identifier else { continue }
+                case .stream(let name): guard subscription.stream == name else { continue }
                 case .matching(let matcher): guard matcher(subscription.params) else { continue }
                 }
-                send(frame(for: subscription.identifier), to: connection)
+                send(frame(for: subscription), to: connection)
             }
         }
+    }
+
+    /// The stream a subscription with `identifier` has: its plain name for `$pubsub` and Turbo, else itself.
+    private func stream(of identifier: String) -> String {
+        guard let pubSubRules, let params = try? JSONValue(parsing: identifier),
+            case .stream(_, let name, _, _) = pubSubRules.decide(params)
+        else { return identifier }
+        return name
+    }
+
+    /// Sends a presence event (`{"type":"join",…}` or `{"type":"leave",…}`) to every subscription of `stream`,
+    /// each with its own identifier.
+    func sendPresence(_ event: JSONValue, to stream: String) {
+        for connection in connections where connection.phase == .open {
+            for subscription in connection.subscriptions where subscription.stream == stream {
+                send(Self.presenceFrame(spelled(subscription.identifier), event), to: connection)
+            }
+        }
+    }
+
+    /// `{"type":"presence","identifier":…,"message":…}`.
+    static func presenceFrame(_ identifier: String, _ message: JSONValue) -> String {
+        JSONValue.object(["type": "presence", "identifier": .string(identifier), "message": message]).description
     }
 
     /// Queues a text frame, dropping a connection that has let too much pile up unread.
@@ -268,10 +319,14 @@ final class ServerLoop {
                 isClosing: connection.phase == .closing || connection.phase == .finishing)
         }
         let accepting = listener != nil
-        guard dirty || infos != snapshot.connections || accepting != snapshot.isAccepting else { return }
+        let present = presence.ids
+        guard
+            dirty || infos != snapshot.connections || accepting != snapshot.isAccepting || present != snapshot.presence
+        else { return }
         dirty = false
         snapshot.connections = infos
         snapshot.isAccepting = accepting
+        snapshot.presence = present
         core.snapshot.value = snapshot
         core.connectionCount.value = infos.count
     }
