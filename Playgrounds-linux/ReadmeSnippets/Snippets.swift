@@ -240,3 +240,92 @@ func sessionGateExample(url: URL) throws -> ActionCableClient {
     // snippet:end
     return client
 }
+
+/// AnyCable's pub/sub streams: signed and public, with no channel class.
+func streamsExample(client: ActionCableClient, signedName: String) -> [ChannelSubscription] {
+    // snippet:start anycable-streams
+    // The signed name comes from your backend: AnyCable::Streams.signed("chat/42"), or Rails' signed_stream_name.
+    let chat = client.stream(signed: signedName)
+    // A public stream: only if AnyCable runs with --public_streams; otherwise the handle is .rejected.
+    let lobby = client.stream(named: "lobby")
+    Task {
+        for await message in chat.messages { print(message) }  // like any subscription's messages
+    }
+    // snippet:end
+    return [chat, lobby]
+}
+
+/// Turbo Streams (Hotwire): the HTML Rails broadcasts, as strings.
+func turboExample(client: ActionCableClient, signedStreamName: String, apply: @escaping @Sendable (String) -> Void)
+    throws -> ChannelSubscription
+{
+    // snippet:start turbo-streams
+    // signedStreamName: what `turbo_stream_from @room` renders in the page's
+    // <turbo-cable-stream-source signed-stream-name="…">, or Turbo::StreamsChannel.signed_stream_name(@room).
+    let stream = try client.subscribe([
+        "channel": "Turbo::StreamsChannel", "signed_stream_name": .string(signedStreamName),
+    ])
+    Task {
+        // <turbo-stream action="append" target="messages"><template>…</template></turbo-stream>
+        for await html in stream.messages(as: String.self) { apply(html) }
+    }
+    // snippet:end
+    return stream
+}
+
+/// Whisper: client-to-client messages that the server relays without the application.
+func whisperExample(room: ChannelSubscription, me: String) {
+    // snippet:start whisper
+    struct Typing: Codable, Sendable { let user: String }
+    // true: sent on the live connection; false: not subscribed there (nothing is queued offline).
+    // Nothing tells you whether anyone received it, and the server may have whisper off for this stream.
+    let sent = room.whisper(Typing(user: me))
+    // The others get it on their messages, with no stream position: never in history or a replay.
+    let typing = room.messages(as: Typing.self)
+    // snippet:end
+    _ = (sent, typing)
+}
+
+// snippet:start presence
+/// Who is in the room, for a SwiftUI list.
+@MainActor final class RoomPresenceModel {
+    private(set) var online: [PresenceMember] = []
+    private(set) var lastEvent: PresenceEvent?
+    private var watches: [SignalObservation] = []
+
+    func start(_ room: ChannelSubscription, userID: String, name: String) throws {
+        // Kept by the client: joined again after every reconnect, until leave() or unsubscribe.
+        try room.presence.join(id: userID, info: ["name": .string(name)])
+        watches = [
+            // nil until the server answers, and again after a disconnect (missed events are not replayed).
+            room.presence.members.observe(on: .main) { [weak self] members in
+                self?.online = (members ?? [:]).values.sorted { $0.id < $1.id }
+            },
+            room.presence.events.observe(on: .main) { [weak self] event in self?.lastEvent = event },
+        ]
+    }
+
+    func refresh(_ room: ChannelSubscription) async {
+        // A server without presence on this stream never answers: info() times out instead of hanging.
+        if let members = try? await room.presence.info(timeout: 5) {
+            online = members.values.sorted { $0.id < $1.id }
+        }
+    }
+
+    func stop(_ room: ChannelSubscription) {
+        room.presence.leave()
+        watches = []
+    }
+}
+// snippet:end
+
+/// The live session: what the server chose and whether AnyCable restored it.
+func sessionExample(client: ActionCableClient) -> SignalObservation {
+    // snippet:start session
+    let watch = client.session.observe(on: .main) { session in
+        guard let session else { return }  // nil while there is no live session
+        print(session.wireProtocol, session.restored ? "restored" : "fresh")  // the sid stays out of logs
+    }
+    // snippet:end
+    return watch
+}

@@ -85,4 +85,41 @@ struct ReadmeExampleTests {
         client.close()
         // snippet:end
     }
+
+    @Test("AnyCable's streams, whisper and presence against LocalCableServer")
+    func anyCableServer() async throws {
+        // snippet:start testing-anycable
+        var options = LocalCableServer.Options()
+        var pubSub = LocalCableServer.PubSub(secret: "s3Krit")  // your AnyCable streams secret, or any
+        pubSub.publicStreams = true
+        pubSub.presenceTTL = 0.5  // AnyCable's 15 s, shortened for the test
+        options.pubSub = pubSub
+        let server = try LocalCableServer(options: options)
+
+        let ada = try ActionCableClient(url: server.url)
+        let bob = try ActionCableClient(url: server.url)
+        let signed = LocalCableServer.signedStreamName("chat/42", secret: "s3Krit")  // AnyCable's algorithm
+        let adaRoom = ada.stream(signed: signed)
+        let bobRoom = bob.stream(signed: signed)
+        let adaLobby = ada.stream(named: "lobby")
+        let bobLobby = bob.stream(named: "lobby")
+        try adaLobby.presence.join(id: "ada")
+        try bobLobby.presence.join(id: "bob")
+        ada.connect()
+        bob.connect()
+
+        #expect(await adaRoom.state.first(within: 5) { $0 == .subscribed(confirmations: 1) } != nil)
+        #expect(await bobRoom.state.first(within: 5) { $0 == .subscribed(confirmations: 1) } != nil)
+        server.broadcast(["text": "hi"], toStream: "chat/42")
+        #expect(await bobRoom.messages.first(within: 5) { _ in true } == ["text": "hi"])
+
+        #expect(await adaLobby.presence.members.first(within: 5) { $0?.count == 2 } != nil)
+        #expect(adaLobby.whisper(["typing": "ada"]))  // public streams always relay whispers
+        #expect(await bobLobby.messages.first(within: 5) { _ in true } == ["typing": "ada"])
+
+        bob.close()  // bob's presence lingers for the TTL, then ada sees him leave
+        #expect(await adaLobby.presence.members.first(within: 5) { $0?.keys.sorted() == ["ada"] } != nil)
+        ada.close()
+        // snippet:end
+    }
 }
