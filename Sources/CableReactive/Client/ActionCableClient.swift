@@ -187,9 +187,30 @@ public final class ActionCableClient: Sendable {
         try subscribe(params, since: Int(date.timeIntervalSince1970.rounded(.down)))
     }
 
-    private func subscribe(_ params: JSONValue, since: Int?) throws(CableError) -> ChannelSubscription {
+    /// Subscribes and resumes from stream positions the app kept (``ChannelSubscription/streamPositions``, from
+    /// an earlier launch, say): on AnyCable's extended protocol, once the server confirms, the client asks for
+    /// what each stream broadcast after its position (AnyCable's `history`), and delivers it once, in stream
+    /// order, before the live messages past it. When AnyCable's history no longer reaches back that far, what
+    /// came between is lost and the live messages follow. Rails and plain sessions replay nothing. A handle
+    /// that joins a live subscription with equal params keeps that subscription's positions.
+    ///
+    /// ```swift
+    /// let room = try client.subscribe(["channel": "ChatChannel", "room": "lobby"], resumingFrom: saved)
+    /// ```
+    ///
+    /// - Throws: ``CableError`` `missingChannel` or `unencodableData`.
+    public func subscribe(_ params: JSONValue, resumingFrom positions: [StreamPosition]) throws(CableError)
+        -> ChannelSubscription
+    {
+        try subscribe(params, since: nil, positions: positions)
+    }
+
+    private func subscribe(
+        _ params: JSONValue, since: Int?, positions: [StreamPosition] = []
+    ) throws(CableError) -> ChannelSubscription {
         let identifier = try CableProtocol.identifier(for: params)
-        guard let (route, sink) = engine.subscribe(identifier: identifier, historySince: since) else {
+        guard let (route, sink) = engine.subscribe(identifier: identifier, historySince: since, resumingFrom: positions)
+        else {
             return closedHandle(identifier: identifier)
         }
         return ChannelSubscription(lease: SubscriptionLease(route: route, sinkID: sink.id), sink: sink)

@@ -114,6 +114,16 @@ public final class ChannelSubscription: Sendable {
     /// ``lastReconnect``): none was needed.
     public var subscribesSent: Int { lease.engine?.subscribesSent(identifier: identifier) ?? 0 }
 
+    /// The position of the last message delivered from each of the subscription's streams (AnyCable with its
+    /// broker; empty for Rails and for whispers, which have none), sorted by stream. Keep them to resume from
+    /// on a later launch (``ActionCableClient/subscribe(_:resumingFrom:)``). Read when you need it: the message
+    /// path pays nothing for it.
+    ///
+    /// ```swift
+    /// UserDefaults.standard.set(try JSONEncoder().encode(room.streamPositions), forKey: "lobby.positions")
+    /// ```
+    public var streamPositions: [StreamPosition] { lease.context.positions(of: lease.serial) }
+
     /// Sends `action` with `data` to the channel.
     ///
     /// - Returns: `true` only when the subscription is confirmed on the live connection, this handle is not

@@ -208,10 +208,13 @@ final class ClientEngine: SubscriptionOwner {
 
     /// A new handle on the subscription for `identifier`: on the live one if there is one (the server
     /// subscription is shared), else on a new one. Nil after ``close()``.
-    func subscribe(identifier: String, historySince: Int? = nil) -> (route: DeliveryRoute, sink: HandleSink)? {
+    func subscribe(
+        identifier: String, historySince: Int? = nil, resumingFrom positions: [StreamPosition] = []
+    ) -> (route: DeliveryRoute, sink: HandleSink)? {
         decide { core, now in
             core.subscribe(
-                identifier: identifier, historySince: historySince, bufferSize: options.messageBufferSize, now: now)
+                identifier: identifier, historySince: historySince, resumingFrom: positions,
+                bufferSize: options.messageBufferSize, now: now)
         }
     }
 

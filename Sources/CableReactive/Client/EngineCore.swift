@@ -208,11 +208,13 @@ struct EngineCore: Sendable {
 
     /// A new handle on the subscription for `identifier` (shared if there is one). Nil after close.
     mutating func subscribe(
-        identifier: String, historySince: Int?, bufferSize: Int, now: TimeInterval
+        identifier: String, historySince: Int?, resumingFrom positions: [StreamPosition], bufferSize: Int,
+        now: TimeInterval
     ) -> (route: DeliveryRoute, sink: HandleSink)? {
         if closed { return nil }
         let (route, sink, actions) = subscriptions.addHandle(
-            to: identifier, historySince: historySince, bufferSize: bufferSize, now: now, random: &random)
+            to: identifier, historySince: historySince, resumingFrom: positions, bufferSize: bufferSize, now: now,
+            random: &random)
         apply(actions)
         return (route, sink)
     }

@@ -1,11 +1,25 @@
-/// Where a broadcast sits in its stream, as AnyCable's reliable streams number them: the stream, the epoch of
-/// the server's history (a new epoch restarts the numbering) and the offset in it (1, 2, …).
-package struct StreamPosition: Sendable, Hashable {
-    package var stream: String
-    package var epoch: String
-    package var offset: Int
+/// Where a broadcast sits in its stream, as AnyCable's reliable streams number them (the `stream_id`, `epoch`
+/// and `offset` of a broadcast): the stream, the epoch of the server's history (a new epoch restarts the
+/// numbering) and the offset in it (1, 2, …).
+///
+/// Read a subscription's latest with ``ChannelSubscription/streamPositions``; keep them (they are `Codable`)
+/// to resume from them on the next launch with ``ActionCableClient/subscribe(_:resumingFrom:)``.
+///
+/// ```swift
+/// let saved = try JSONEncoder().encode(room.streamPositions)          // when the app goes away
+/// let positions = try JSONDecoder().decode([StreamPosition].self, from: saved)
+/// let room = try client.subscribe(params, resumingFrom: positions)   // on the next launch
+/// ```
+public struct StreamPosition: Sendable, Hashable, Codable {
+    /// The stream's name (`stream_id`): for a `$pubsub` stream its plain name, for a channel the server's name.
+    public var stream: String
+    /// The epoch of the server's history of the stream.
+    public var epoch: String
+    /// The offset in the epoch: 1 for the first broadcast.
+    public var offset: Int
 
-    package init(stream: String, epoch: String, offset: Int) {
+    /// A position; to resume from one the app kept.
+    public init(stream: String, epoch: String, offset: Int) {
         self.stream = stream
         self.epoch = epoch
         self.offset = offset

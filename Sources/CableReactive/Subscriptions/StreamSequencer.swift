@@ -50,6 +50,14 @@ struct StreamSequencer: Sendable {
         return hold(message, at: position)
     }
 
+    /// Starts each stream of `positions` as if its message there had been delivered (an app resuming from
+    /// positions it kept): the next session replays after them. Streams already seen keep their marks.
+    mutating func resume(from positions: [StreamPosition]) {
+        for position in positions where marks[position.stream] == nil {
+            marks[position.stream] = Mark(epoch: position.epoch, offset: position.offset)
+        }
+    }
+
     /// Each stream's last delivered position: what a history request asks to replay after.
     var positions: [StreamPosition] {
         marks.map { StreamPosition(stream: $0.key, epoch: $0.value.epoch, offset: $0.value.offset) }

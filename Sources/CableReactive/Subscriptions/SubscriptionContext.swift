@@ -41,6 +41,11 @@ final class SubscriptionContext: Sendable {
         sequencers.withLock { body(&$0[serial, default: StreamSequencer(holdLimit: bufferSize)]) }
     }
 
+    /// Subscription `serial`'s last delivered position in each stream, by stream name.
+    func positions(of serial: Int) -> [StreamPosition] {
+        sequencers.withLock { $0[serial]?.positions ?? [] }.sorted { $0.stream < $1.stream }
+    }
+
     /// Whether subscription `serial` has seen stream positions.
     func hasStreamPositions(_ serial: Int) -> Bool {
         sequencers.withLock { $0[serial].map { !$0.marks.isEmpty } ?? false }

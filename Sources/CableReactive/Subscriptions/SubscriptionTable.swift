@@ -88,6 +88,8 @@ struct SubscriptionTable: Sendable {
     /// The pending subscribe re-sends (identifier → its generation).
     private var resends = DeadlineQueue<String, UInt64>()
     private(set) var session: UInt64?
+    /// Whether the live session can replay streams (AnyCable's extended protocol).
+    private var sessionReplays = false
     /// The session before the live one (or the last one, while none is live).
     private var previousSession: UInt64?
     private var nextSerial = 0
@@ -164,8 +166,8 @@ struct SubscriptionTable: Sendable {
     /// A new handle on `identifier`'s subscription: on the registered one (shared), or on a new one, whose
     /// `subscribe` goes out at once if a session is live.
     mutating func addHandle(
-        to identifier: String, historySince: Int?, bufferSize: Int, now: TimeInterval,
-        random: inout some RandomNumberGenerator
+        to identifier: String, historySince: Int?, resumingFrom positions: [StreamPosition] = [], bufferSize: Int,
+        now: TimeInterval, random: inout some RandomNumberGenerator
     ) -> (route: DeliveryRoute, sink: HandleSink, [Action]) {
         nextSinkID += 1
         if let entry = entries[identifier] {
@@ -180,6 +182,11 @@ struct SubscriptionTable: Sendable {
         let route = DeliveryRoute(serial: nextSerial, identifier: identifier, context: context, sinks: [sink])
         var entry = Entry(route: route)
         entry.historySince = historySince
+        // Positions kept from an earlier launch: a session that can replay asks for what came after them.
+        if !positions.isEmpty {
+            context.withSequencer(of: route.serial) { $0.resume(from: positions) }
+            entry.replayOnConfirm = session != nil && sessionReplays
+        }
         entries[identifier] = entry
         routes.index.set(route, for: identifier)
         routesChanged = true
@@ -311,6 +318,7 @@ struct SubscriptionTable: Sendable {
         random: inout some RandomNumberGenerator
     ) -> [Action] {
         session = id
+        sessionReplays = replays
         routes.live = id
         routesChanged = true
         let restoredIdentifiers = restored.map { restored in

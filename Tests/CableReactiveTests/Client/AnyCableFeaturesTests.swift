@@ -430,4 +430,59 @@ struct AnyCableFeaturesTests {
         #expect(
             plain.client.session.value == CableSession(wireProtocol: .actionCable, sessionID: "p1", restored: false))
     }
+
+    // MARK: stream positions
+
+    @Test("streamPositions: the last delivered position per stream; whispers have none; Codable for keeping")
+    func streamPositions() throws {
+        let h = try Self.harness()
+        let (room, connection) = try Self.confirmedA(h)
+        #expect(room.streamPositions.isEmpty)
+        connection.receive(ExtendedProtocolTests.broadcast(Self.a, 1))
+        connection.receive(ExtendedProtocolTests.broadcast(Self.a, 2))
+        connection.receive(ExtendedProtocolTests.broadcast(Self.a, 7, stream: "t", epoch: "f"))
+        connection.receive(ClientHarness.message(Self.a, "99"))  // a whisper
+        let expected = [
+            StreamPosition(stream: "s", epoch: "e", offset: 2), StreamPosition(stream: "t", epoch: "f", offset: 7),
+        ]
+        #expect(room.streamPositions == expected)
+        let kept = try JSONDecoder().decode([StreamPosition].self, from: JSONEncoder().encode(room.streamPositions))
+        #expect(kept == expected)
+    }
+
+    @Test("subscribe(resumingFrom:) asks for what came after the kept positions once confirmed; repeats are dropped")
+    func resumingFromPositions() throws {
+        let h = try Self.harness()
+        let kept = [StreamPosition(stream: "s", epoch: "e", offset: 5)]
+        let room = try h.client.subscribe(["channel": "A"], resumingFrom: kept)
+        let watch = ExtendedProtocolTests.Watch(room)
+        h.client.connect()
+        let connection = try ExtendedProtocolTests.welcome(h)
+        #expect(connection.sent == [#"{"command":"subscribe","identifier":\#(Self.quotedA)}"#])
+        connection.receive(ClientHarness.confirm(Self.a))
+        let history =
+            #"{"command":"history","history":{"streams":{"s":{"epoch":"e","offset":5}}},"identifier":\#(Self.quotedA)}"#
+        #expect(connection.sent.last == history)
+        for n in [8, 5, 6, 7] { connection.receive(ExtendedProtocolTests.broadcast(Self.a, n)) }
+        connection.receive(ExtendedProtocolTests.history(Self.a, "confirm_history"))
+        h.scheduler.flush()
+        #expect(watch.values.withLock { $0 } == [6, 7, 8])
+        #expect(room.lastReconnect.value == nil, "not a reconnect")
+
+        // subscribed while a session is live: the same, after the confirmation
+        let b = #"{"channel":"B"}"#
+        let other = try h.client.subscribe(["channel": "B"], resumingFrom: kept)
+        connection.receive(ClientHarness.confirm(b))
+        #expect(
+            connection.sent.last
+                == #"{"command":"history","history":{"streams":{"s":{"epoch":"e","offset":5}}},"identifier":\#(ClientHarness.quoted(b))}"#
+        )
+        // plain Action Cable: nothing to replay
+        let plain = try Self.harness(.actionCable)
+        let rails = try plain.client.subscribe(["channel": "A"], resumingFrom: kept)
+        let railsConnection = try #require(plain.connected())
+        railsConnection.receive(ClientHarness.confirm(Self.a))
+        #expect(!railsConnection.sent.contains { $0.contains(#""command":"history""#) })
+        _ = (other, rails)
+    }
 }
