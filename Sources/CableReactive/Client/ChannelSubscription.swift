@@ -124,6 +124,28 @@ public final class ChannelSubscription: Sendable {
     /// ```
     public var streamPositions: [StreamPosition] { lease.context.positions(of: lease.serial) }
 
+    /// This handle's messages with their stream positions (``PositionedMessage``): for a channel that streams
+    /// from several streams, or an app that keeps a position per message. The same messages as ``messages``,
+    /// in the same order, recorded from the first use of this property on (and held, the newest
+    /// ``CableOptions/messageBufferSize``, until a consumer starts); a message without a position (Rails, a
+    /// whisper) has `nil`. Until a handle asks, the message path stages no positions, so apps that don't pay
+    /// nothing. Observers run on the client's callback queue unless they name one; the stream finishes when the
+    /// handle ends, and it keeps the subscription alive like ``messages``.
+    ///
+    /// ```swift
+    /// for await message in room.messagesWithPositions.values {
+    ///     if let position = message.position { lastSeen[position.stream] = position }
+    /// }
+    /// ```
+    public var messagesWithPositions: EventStream<PositionedMessage> {
+        guard let storage = lease.engine?.positionedMessages(identifier: identifier, sink: lease.sinkID) else {
+            let ended = StreamStorage<PositionedMessage>(holding: nil)
+            ended.finish()
+            return ended.view(keeping: lease)
+        }
+        return storage.view(keeping: lease)
+    }
+
     /// Sends `action` with `data` to the channel.
     ///
     /// - Returns: `true` only when the subscription is confirmed on the live connection, this handle is not

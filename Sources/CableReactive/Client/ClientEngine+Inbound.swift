@@ -127,7 +127,9 @@ extension ClientEngine {
             route.stage(message, at: position, in: batch)
         case .historyConfirmed, .historyRejected:
             // What waited for the replay goes out after it, in stream order.
-            for message in subscriptions.historyEnded(route.serial) { batch.stage(message, for: route) }
+            for ready in subscriptions.historyEnded(route.serial) {
+                batch.stage(ready.value, at: ready.position, for: route)
+            }
         case .confirm, .reject, .welcome, .ping, .disconnect, .presence, .unknown:
             break  // `received` resolves no subscription for these
         }

@@ -260,6 +260,11 @@ final class ClientEngine: SubscriptionOwner {
         }
     }
 
+    /// Handle `sink`'s messages with their positions, routed from now on; nil when it has ended.
+    func positionedMessages(identifier: String, sink: UInt64) -> StreamStorage<PositionedMessage>? {
+        decide { core, _ in core.positionedMessages(identifier, sink: sink) }
+    }
+
     /// Joins `identifier`'s presence set as `member` through handle `sink` (see ``SubscriptionTable/join(_:as:)``).
     func join(identifier: String, sink: UInt64, as member: PresenceMember) {
         decide { core, _ in core.join(identifier, sink: sink, as: member) }

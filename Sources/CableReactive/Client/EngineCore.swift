@@ -224,6 +224,11 @@ struct EngineCore: Sendable {
         apply(subscriptions.releaseHandle(sink, of: identifier, serial: serial, now: now))
     }
 
+    /// Handle `sink`'s messages with their positions (see ``SubscriptionTable/positionedMessages(_:sink:)``).
+    mutating func positionedMessages(_ identifier: String, sink: UInt64) -> StreamStorage<PositionedMessage>? {
+        subscriptions.positionedMessages(identifier, sink: sink)
+    }
+
     /// The app joins `identifier`'s presence set as `member`, through handle `sink`.
     mutating func join(_ identifier: String, sink: UInt64, as member: PresenceMember) {
         guard subscriptions.holds(identifier, sink: sink) else { return }

@@ -34,3 +34,25 @@ extension StreamPosition {
         self.init(stream: stream, epoch: epoch, offset: offset)
     }
 }
+
+/// A message with its stream position, from ``ChannelSubscription/messagesWithPositions``: for apps that read
+/// which stream a message came from (a channel streaming from several) or keep positions per message.
+///
+/// ```swift
+/// for await message in room.messagesWithPositions.values {
+///     print(message.position?.stream ?? "no position (Rails, or a whisper)", message.value)
+/// }
+/// ```
+public struct PositionedMessage: Sendable, Equatable {
+    /// The message, as ``ChannelSubscription/messages`` delivers it.
+    public let value: JSONValue
+    /// Where it sits in its stream; `nil` for a message without one (Rails, AnyCable without its broker, a
+    /// whisper).
+    public let position: StreamPosition?
+
+    /// A message at `position`.
+    public init(_ value: JSONValue, at position: StreamPosition?) {
+        self.value = value
+        self.position = position
+    }
+}

@@ -14,6 +14,8 @@ final class DeliveryBatch: @unchecked Sendable {
     private struct Slot {
         let route: DeliveryRoute
         var messages: [JSONValue] = []
+        /// The same messages with their positions, for a route whose handles read them (else empty).
+        var positioned: [PositionedMessage] = []
         /// Whether the last hand-over dropped messages: one WARN per overflow episode.
         var overflowing = false
         /// The read that last staged a message here.
@@ -55,8 +57,8 @@ final class DeliveryBatch: @unchecked Sendable {
     /// How many buffers have a slot (for tests).
     var slotCount: Int { staged.count }
 
-    /// Stages `message` for `route`, after the messages staged for it before.
-    func stage(_ message: JSONValue, for route: DeliveryRoute) {
+    /// Stages `message` (at `position`, if it has one) for `route`, after the messages staged for it before.
+    func stage(_ message: JSONValue, at position: StreamPosition? = nil, for route: DeliveryRoute) {
         let slot: Int
         if staged.indices.contains(lastSlot), staged[lastSlot].route === route {
             slot = lastSlot  // consecutive messages for one subscription skip the lookup
@@ -74,6 +76,7 @@ final class DeliveryBatch: @unchecked Sendable {
             staged[slot].lastRead = reads
         }
         lastSlot = slot
+        if route.wantsPositions { staged[slot].positioned.append(PositionedMessage(message, at: position)) }
         staged[slot].messages.append(message)
         if staged[slot].messages.count >= route.handOverThreshold {
             handOver(slot)
@@ -102,6 +105,10 @@ final class DeliveryBatch: @unchecked Sendable {
         delivery.handedOver += staged[slot].messages.count
         let dropped = route.deliver(staged[slot].messages, wakes: &wakes)
         staged[slot].messages.removeAll(keepingCapacity: true)
+        if !staged[slot].positioned.isEmpty {
+            route.deliver(positioned: staged[slot].positioned, wakes: &wakes)
+            staged[slot].positioned.removeAll(keepingCapacity: true)
+        }
         guard (dropped > 0) != staged[slot].overflowing else { return }
         staged[slot].overflowing = dropped > 0
         if dropped > 0 {

@@ -19,12 +19,24 @@ final class DeliveryRoute: Sendable {
     /// Their message streams, what ``deliver(_:wakes:)`` sends to: one pointer hop fewer per hand-over than
     /// through each sink, since with many subscriptions taking turns each hop is a likely cache miss.
     private let messageStorages: [StreamStorage<JSONValue>]
+    /// The positioned streams of the handles that asked for them (``ChannelSubscription/messagesWithPositions``).
+    private let positionedStorages: [StreamStorage<PositionedMessage>]
+    /// Whether a handle reads positions: only then are messages staged with them as well.
+    let wantsPositions: Bool
+
     init(serial: Int, identifier: String, context: SubscriptionContext, sinks: [HandleSink] = []) {
         self.serial = serial
         self.identifier = identifier
         self.context = context
         self.sinks = sinks
         messageStorages = sinks.map(\.messages)
+        positionedStorages = sinks.compactMap(\.positioned)
+        wantsPositions = !positionedStorages.isEmpty
+    }
+
+    /// This route as its handles now are (one of them asked for positions).
+    func refreshed() -> DeliveryRoute {
+        DeliveryRoute(serial: serial, identifier: identifier, context: context, sinks: sinks)
     }
 
     /// This route with `sink` added.
@@ -35,9 +47,9 @@ final class DeliveryRoute: Sendable {
     /// Stages `message` for the handles, through the stream sequencer when it carries a position: a repeat
     /// is dropped, and a message past a gap waits while a history replay is awaited.
     func stage(_ message: JSONValue, at position: StreamPosition?, in batch: DeliveryBatch) {
-        guard let position else { return batch.stage(message, for: self) }
+        guard let position else { return batch.stage(message, at: nil, for: self) }
         for ready in context.withSequencer(of: serial, { $0.accept(message, at: position) }) {
-            batch.stage(ready, for: self)
+            batch.stage(ready.value, at: ready.position, for: self)
         }
     }
 
@@ -60,5 +72,10 @@ final class DeliveryRoute: Sendable {
         var dropped = 0
         for storage in messageStorages { dropped += storage.send(contentsOf: messages, wakes: &wakes) ?? 0 }
         return dropped
+    }
+
+    /// Hands `messages` with their positions to the handles that read positions. Runs on the network thread.
+    func deliver(positioned messages: some Collection<PositionedMessage>, wakes: inout WakeList) {
+        for storage in positionedStorages { _ = storage.send(contentsOf: messages, wakes: &wakes) }
     }
 }

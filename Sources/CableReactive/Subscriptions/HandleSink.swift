@@ -13,6 +13,10 @@ final class HandleSink: Sendable {
     let presenceEvents: StreamStorage<PresenceEvent>
     /// The handle's `info()` calls waiting for an answer.
     let presenceWaiters = PresenceWaiters()
+    /// The handle's messages with their positions, made when it first asks for them (under the engine's lock,
+    /// which then publishes a route that delivers to it). Read by the route made after.
+    var positioned: StreamStorage<PositionedMessage>? { positionedStorage.withLock { $0 } }
+    private let positionedStorage = Locked<StreamStorage<PositionedMessage>?>(nil)
 
     init(
         id: UInt64, bufferSize: Int, state: SubscriptionState, reconnect: SubscriptionReconnect? = nil,
@@ -28,7 +32,18 @@ final class HandleSink: Sendable {
     }
 
     /// A handle the engine lets go of without ending it (the client was released): its loops end.
+    /// The handle's positioned stream, made with `bufferSize` if it has none; `made` says whether it is new.
+    func makePositioned(bufferSize: Int) -> (storage: StreamStorage<PositionedMessage>, made: Bool) {
+        positionedStorage.withLock { storage in
+            if let storage { return (storage, false) }
+            let made = StreamStorage<PositionedMessage>(holding: .bufferingNewest(bufferSize))
+            storage = made
+            return (made, true)
+        }
+    }
+
     deinit {
+        positioned?.finish()
         messages.finish()
         presenceEvents.finish()
         presenceWaiters.resolveAll(.failure(.notSubscribed))
@@ -37,6 +52,7 @@ final class HandleSink: Sendable {
     /// Ends the handle: its messages and presence events finish, its waiting `info()` calls fail, and its
     /// state becomes unsubscribed (on `callbacks`).
     func end(callbacks: CallbackExecutor) {
+        positioned?.finish()
         messages.finish()
         presenceEvents.finish()
         presenceWaiters.resolveAll(.failure(.notSubscribed))

@@ -19,6 +19,8 @@ struct StreamSequencer: Sendable {
     /// Whether a history replay is awaited.
     private(set) var awaitingHistory = false
     private var held: [String: [(offset: Int, epoch: String, message: JSONValue)]] = [:]
+    /// What goes out: a message with the position it came at.
+    typealias Ready = PositionedMessage
     let holdLimit: Int
 
     init(holdLimit: Int) {
@@ -27,25 +29,25 @@ struct StreamSequencer: Sendable {
 
     /// `message` arrived at `position`. Returns what to deliver now, in order: it (and any held messages it
     /// makes contiguous), or nothing for a repeat or a message that waits for the replay.
-    mutating func accept(_ message: JSONValue, at position: StreamPosition) -> [JSONValue] {
+    mutating func accept(_ message: JSONValue, at position: StreamPosition) -> [Ready] {
         let stream = position.stream
         guard let mark = marks[stream] else {
             // The stream's first message. During a replay by time (a first subscribe with `since`), a live
             // message may come before older replayed ones: it waits, and the end of the replay sorts them.
             if awaitingHistory { return hold(message, at: position) }
             marks[stream] = Mark(epoch: position.epoch, offset: position.offset)
-            return [message]
+            return [Ready(message, at: position)]
         }
         guard mark.epoch == position.epoch else {
             // A new epoch (the server's history restarted): a new sequence.
             held[stream] = nil
             marks[stream] = Mark(epoch: position.epoch, offset: position.offset)
-            return [message]
+            return [Ready(message, at: position)]
         }
         guard position.offset > mark.offset else { return [] }  // delivered already
         guard awaitingHistory, position.offset > mark.offset + 1 else {
             marks[stream]?.offset = position.offset
-            return [message] + releaseContiguous(stream)
+            return [Ready(message, at: position)] + releaseContiguous(stream)
         }
         return hold(message, at: position)
     }
@@ -69,7 +71,7 @@ struct StreamSequencer: Sendable {
     }
 
     /// The replay ended, confirmed or rejected: what waited goes out, each stream in order.
-    mutating func historyEnded() -> [JSONValue] {
+    mutating func historyEnded() -> [Ready] {
         awaitingHistory = false
         return releaseAll()
     }
@@ -82,7 +84,7 @@ struct StreamSequencer: Sendable {
 
     /// Keeps `message` waiting in offset order (a repeat of a waiting one is dropped). Returns nothing, or
     /// everything that waits once more than `holdLimit` do.
-    private mutating func hold(_ message: JSONValue, at position: StreamPosition) -> [JSONValue] {
+    private mutating func hold(_ message: JSONValue, at position: StreamPosition) -> [Ready] {
         var waiting = held[position.stream] ?? []
         if !waiting.contains(where: { $0.offset == position.offset }) {
             let index = waiting.firstIndex { $0.offset > position.offset } ?? waiting.endIndex
@@ -93,13 +95,14 @@ struct StreamSequencer: Sendable {
     }
 
     /// The held messages of `stream` that now follow its mark without a gap (repeats dropped).
-    private mutating func releaseContiguous(_ stream: String) -> [JSONValue] {
+    private mutating func releaseContiguous(_ stream: String) -> [Ready] {
         guard var waiting = held[stream], var mark = marks[stream] else { return [] }
-        var released: [JSONValue] = []
+        var released: [Ready] = []
         while let first = waiting.first, first.offset <= mark.offset + 1 {
             waiting.removeFirst()
             if first.offset == mark.offset + 1 {
-                released.append(first.message)
+                released.append(
+                    Ready(first.message, at: StreamPosition(stream: stream, epoch: first.epoch, offset: first.offset)))
                 mark.offset = first.offset
             }
         }
@@ -109,14 +112,15 @@ struct StreamSequencer: Sendable {
     }
 
     /// Every held message, stream by stream (in name order), each stream in offset order, gaps accepted.
-    private mutating func releaseAll() -> [JSONValue] {
-        var released: [JSONValue] = []
+    private mutating func releaseAll() -> [Ready] {
+        var released: [Ready] = []
         for stream in held.keys.sorted() {
             guard let waiting = held[stream], let first = waiting.first else { continue }
             // A stream without a mark starts with its lowest held offset.
             var mark = marks[stream] ?? Mark(epoch: first.epoch, offset: first.offset - 1)
             for entry in waiting where entry.offset > mark.offset {
-                released.append(entry.message)
+                released.append(
+                    Ready(entry.message, at: StreamPosition(stream: stream, epoch: entry.epoch, offset: entry.offset)))
                 mark = Mark(epoch: entry.epoch, offset: entry.offset)
             }
             marks[stream] = mark

@@ -52,7 +52,7 @@ final class SubscriptionContext: Sendable {
     }
 
     /// Ends the awaited replay of subscription `serial`: what waited for it, in stream order.
-    func historyEnded(_ serial: Int) -> [JSONValue] {
+    func historyEnded(_ serial: Int) -> [PositionedMessage] {
         sequencers.withLock { $0[serial]?.historyEnded() ?? [] }
     }
 
@@ -85,6 +85,8 @@ protocol SubscriptionOwner: AnyObject, Sendable {
     func send(_ text: String, identifier: String, sink: UInt64) -> Bool
     /// How many `subscribe` commands for `identifier` went out on the live connection.
     func subscribesSent(identifier: String) -> Int
+    /// Handle `sink`'s messages with their positions, routed from now on; nil when it has ended.
+    func positionedMessages(identifier: String, sink: UInt64) -> StreamStorage<PositionedMessage>?
     /// Joins `identifier`'s presence set as `member` through handle `sink`.
     func join(identifier: String, sink: UInt64, as member: PresenceMember)
     /// Leaves `identifier`'s presence set through handle `sink`.

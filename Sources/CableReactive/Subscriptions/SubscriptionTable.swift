@@ -475,6 +475,18 @@ struct SubscriptionTable: Sendable {
         return actions
     }
 
+    // MARK: positions
+
+    /// Handle `sink`'s messages with their positions, from now on: its stream, made (and routed) on first use.
+    mutating func positionedMessages(_ identifier: String, sink: UInt64) -> StreamStorage<PositionedMessage>? {
+        guard let entry = entries[identifier], let handle = entry.sinks.first(where: { $0.id == sink }) else {
+            return nil
+        }
+        let (storage, made) = handle.makePositioned(bufferSize: context.bufferSize)
+        if made { setRoute(entry.route.refreshed(), of: identifier) }
+        return storage
+    }
+
     // MARK: presence
 
     /// Whether `identifier`'s subscription is confirmed on the live session.

@@ -485,4 +485,40 @@ struct AnyCableFeaturesTests {
         #expect(!railsConnection.sent.contains { $0.contains(#""command":"history""#) })
         _ = (other, rails)
     }
+
+    @Test("messagesWithPositions: each message with its position, from the first use on; whispers have none")
+    func messagesWithPositions() throws {
+        let h = try Self.harness()
+        let (room, connection) = try Self.confirmedA(h)
+        let plain = try h.client.subscribe(["channel": "A"])  // another handle, without positions
+        let plainWatch = ExtendedProtocolTests.Watch(plain)
+        connection.receive(ExtendedProtocolTests.broadcast(Self.a, 1))  // before the first use: not recorded
+        h.scheduler.flush()
+        let positioned = Locked<[PositionedMessage]>([])
+        let token = room.messagesWithPositions.observe { message in positioned.withLock { $0.append(message) } }
+        connection.receive(ExtendedProtocolTests.broadcast(Self.a, 2))
+        connection.receive(ClientHarness.message(Self.a, "99"))  // a whisper
+        connection.receive(ExtendedProtocolTests.broadcast(Self.a, 3, stream: "t", epoch: "f"))
+        // a replay after a restore: what waited for it comes out with its own position
+        let next = try ExtendedProtocolTests.reconnect(h)
+        try ExtendedProtocolTests.welcome(h, #"{"type":"welcome","sid":"sid-2","restored":true}"#)
+        #expect(next.sent.first?.contains(#""command":"history""#) == true)
+        next.receive(ExtendedProtocolTests.broadcast(Self.a, 5))  // past the gap: waits for the replay
+        next.receive(ExtendedProtocolTests.broadcast(Self.a, 4))
+        next.receive(ExtendedProtocolTests.history(Self.a, "confirm_history"))
+        h.scheduler.flush()
+        func at(_ offset: Int, _ stream: String = "s", _ epoch: String = "e") -> StreamPosition {
+            StreamPosition(stream: stream, epoch: epoch, offset: offset)
+        }
+        #expect(
+            positioned.withLock { $0 } == [
+                PositionedMessage(2, at: at(2)), PositionedMessage(99, at: nil),
+                PositionedMessage(3, at: at(3, "t", "f")),
+                PositionedMessage(4, at: at(4)), PositionedMessage(5, at: at(5)),
+            ])
+        #expect(plainWatch.values.withLock { $0 } == [1, 2, 99, 3, 4, 5])
+        token.cancel()
+        room.unsubscribe()
+        #expect(room.messagesWithPositions.isFinished)
+    }
 }

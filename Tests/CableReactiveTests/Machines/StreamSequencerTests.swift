@@ -12,7 +12,7 @@ struct StreamSequencerTests {
     /// Feeds `offsets` of stream `s` (message = offset) and returns what came out, in order.
     static func feed(_ sequencer: inout StreamSequencer, _ offsets: [Int], stream: String = "s") -> [Int] {
         offsets.flatMap { offset in
-            sequencer.accept(.int(offset), at: at(offset, stream)).compactMap(\.intValue)
+            sequencer.accept(.int(offset), at: at(offset, stream)).compactMap(\.value.intValue)
         }
     }
 
@@ -41,7 +41,7 @@ struct StreamSequencerTests {
         _ = Self.feed(&sequencer, [1])
         sequencer.historyRequested()
         #expect(Self.feed(&sequencer, [9, 4, 7]).isEmpty)
-        #expect(sequencer.historyEnded().compactMap(\.intValue) == [4, 7, 9])
+        #expect(sequencer.historyEnded().compactMap(\.value.intValue) == [4, 7, 9])
         #expect(Self.feed(&sequencer, [9, 10]) == [10])
     }
 
@@ -54,7 +54,10 @@ struct StreamSequencerTests {
         #expect(Self.feed(&sequencer, [4], stream: "a").isEmpty)
         #expect(Self.feed(&sequencer, [11], stream: "b") == [11])
         // the server restarted: epoch f, offsets from 1; what waited in the old epoch is dropped
-        #expect(sequencer.accept(.int(1), at: Self.at(1, "a", epoch: "f")) == [.int(1)])
+        #expect(
+            sequencer.accept(.int(1), at: Self.at(1, "a", epoch: "f")) == [
+                PositionedMessage(.int(1), at: Self.at(1, "a", epoch: "f"))
+            ])
         #expect(sequencer.marks["a"] == .init(epoch: "f", offset: 1))
         #expect(sequencer.historyEnded().isEmpty)
     }
@@ -86,7 +89,7 @@ struct StreamSequencerTests {
         var sequencer = StreamSequencer(holdLimit: 64)
         sequencer.historyRequested()
         #expect(Self.feed(&sequencer, [11, 5, 6, 11, 7]).isEmpty)  // live 11 first, then the replay 5...7
-        #expect(sequencer.historyEnded().compactMap(\.intValue) == [5, 6, 7, 11])
+        #expect(sequencer.historyEnded().compactMap(\.value.intValue) == [5, 6, 7, 11])
         #expect(Self.feed(&sequencer, [8, 12]) == [12], "8 is below the mark: a repeat")
         #expect(sequencer.marks["s"] == .init(epoch: "e", offset: 12))
     }
