@@ -329,3 +329,21 @@ func sessionExample(client: ActionCableClient) -> SignalObservation {
     // snippet:end
     return watch
 }
+
+/// Stream positions: per message, and kept across launches.
+func positionsExample(client: ActionCableClient, saved: Data?) throws -> (ChannelSubscription, Data) {
+    // snippet:start stream-positions
+    let params: JSONValue = ["channel": "ChatChannel", "room": "lobby"]
+    let kept = try saved.map { try JSONDecoder().decode([StreamPosition].self, from: $0) } ?? []
+    // On the extended protocol, once confirmed, AnyCable replays what came after the kept positions.
+    let room = try client.subscribe(params, resumingFrom: kept)
+    Task {
+        // Each message with the stream it came from (nil: Rails, or a whisper). Apps that never ask pay nothing.
+        for await message in room.messagesWithPositions.values {
+            print(message.position?.stream ?? "-", message.value)
+        }
+    }
+    let toSave = try JSONEncoder().encode(room.streamPositions)  // the last position per stream
+    // snippet:end
+    return (room, toSave)
+}
