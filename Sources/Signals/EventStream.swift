@@ -164,13 +164,7 @@ public final class EventStream<Element: Sendable>: Signal {
         buffering: BufferingPolicy,
         _ handler: @escaping @Sendable (SignalEvent<Element>) -> Void
     ) -> SignalObservation {
-        let observation = storage.observeEvents(on: queue, buffering: buffering, handler)
-        guard let owner else { return observation }
-        return SignalObservation(
-            cancel: {
-                observation.cancel()
-                _ = owner
-            }, droppedCount: { observation.droppedCount })
+        storage.observeEvents(on: queue, buffering: buffering, handler).keeping(owner)
     }
 }
 

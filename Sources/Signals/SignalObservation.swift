@@ -87,3 +87,16 @@ protocol ObservationTarget: AnyObject, Sendable {
     var isCancelled: Bool { get }
     var droppedCount: Int { get }
 }
+
+extension SignalObservation {
+    /// This observation, keeping `owner` alive until it is cancelled or released (how a view that keeps its
+    /// owner hands the owner on to the observations made through it); itself when `owner` is nil.
+    func keeping(_ owner: (any AnyObject & Sendable)?) -> SignalObservation {
+        guard let owner else { return self }
+        return SignalObservation(
+            cancel: {
+                self.cancel()
+                _ = owner
+            }, droppedCount: { self.droppedCount })
+    }
+}
