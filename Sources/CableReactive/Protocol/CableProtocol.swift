@@ -227,10 +227,7 @@ package enum CableProtocol {
     /// `{"command":"subscribe","history":{"since":<unix seconds>},"identifier":"…"}`: AnyCable replays the
     /// stream's broadcasts since then after the confirmation.
     package static func subscribe(identifier: String, historySince since: Int) -> String {
-        let command: JSONValue = [
-            "command": "subscribe", "identifier": .string(identifier), "history": ["since": .int(since)],
-        ]
-        return (try? command.jsonText()) ?? subscribe(identifier: identifier)  // an integer cannot fail
+        subscribe(identifier: identifier, historySince: since, presence: nil)
     }
 
     /// `{"command":"history","history":{"streams":{"<stream>":{"epoch":"…","offset":N}}},"identifier":"…"}`:
@@ -240,23 +237,20 @@ package enum CableProtocol {
         for position in positions {
             streams[position.stream] = ["epoch": .string(position.epoch), "offset": .int(position.offset)]
         }
-        let command: JSONValue = [
-            "command": "history", "identifier": .string(identifier), "history": ["streams": .object(streams)],
-        ]
-        return (try? command.jsonText()) ?? ""  // strings and integers only: it cannot fail
+        // Strings and integers only: it cannot fail.
+        return (try? command("history", identifier: identifier, members: ["history": ["streams": .object(streams)]]))
+            ?? ""
     }
 
     /// A `subscribe` with AnyCable's extras: `history` since a Unix time, and a `presence` member that joins
     /// the presence set right after the confirmation (re-joining after a fresh reconnect). With neither, the
     /// plain ``subscribe(identifier:)``.
     static func subscribe(identifier: String, historySince since: Int?, presence: PresenceMember?) -> String {
-        guard let presence else {
-            return since.map { subscribe(identifier: identifier, historySince: $0) }
-                ?? subscribe(identifier: identifier)
-        }
-        var members: [String: JSONValue] = ["presence": Self.presence(id: presence.id, info: presence.info)]
+        var members: [String: JSONValue] = [:]
         if let since { members["history"] = ["since": .int(since)] }
-        // The info was checked when the app joined: it encodes.
+        if let presence { members["presence"] = Self.presence(id: presence.id, info: presence.info) }
+        guard !members.isEmpty else { return subscribe(identifier: identifier) }
+        // An integer, and info that was checked when the app joined: it encodes.
         return (try? command("subscribe", identifier: identifier, members: members))
             ?? subscribe(identifier: identifier)
     }

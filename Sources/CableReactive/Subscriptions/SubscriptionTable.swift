@@ -413,14 +413,18 @@ struct SubscriptionTable: Sendable {
         for identifier in identifiers {
             cancelResend(identifier, into: &actions)
             if let before = states[identifier] { publishIfChanged(before, identifier, into: &actions) }
-            // Missed presence events are not replayed: the set is unknown until the next answer.
-            guard var entry = entries[identifier], entry.tracksMembers || entry.members != nil else { continue }
+            guard var entry = entries[identifier] else { continue }
+            // The next session's server has no join, and missed presence events are not replayed: the set is
+            // unknown until the next answer.
+            let tracked = entry.tracksMembers || entry.members != nil
+            entry.serverPresence = nil
             entry.members = nil
             entries[identifier] = entry
-            actions.append(
-                .publishPresence(entry.sinks, members: .some(nil), event: nil, answer: .failure(.disconnected)))
+            if tracked {
+                actions.append(
+                    .publishPresence(entry.sinks, members: .some(nil), event: nil, answer: .failure(.disconnected)))
+            }
         }
-        for identifier in identifiers { entries[identifier]?.serverPresence = nil }
         return actions
     }
 
