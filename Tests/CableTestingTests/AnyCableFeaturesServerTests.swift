@@ -33,6 +33,25 @@ struct AnyCableFeaturesServerTests {
         return Set(members.keys)
     }
 
+    /// Two clients on the public stream "room" of `server`, joined as ada (with a name) and bob, once both see
+    /// both.
+    static func adaAndBob(_ server: LocalCableServer) async throws -> (
+        ActionCableClient, ActionCableClient, ChannelSubscription, ChannelSubscription
+    ) {
+        let a = try client(server)
+        let b = try client(server)
+        let roomA = a.stream(named: "room")
+        let roomB = b.stream(named: "room")
+        try roomA.presence.join(id: "ada", info: ["name": "Ada"])
+        try roomB.presence.join(id: "bob")
+        a.connect()
+        b.connect()
+        for room in [roomA, roomB] {
+            #expect(await room.presence.members.first(within: 5) { ids($0) == ["ada", "bob"] } != nil)
+        }
+        return (a, b, roomA, roomB)
+    }
+
     /// Every presence event a handle sees.
     final class Events: Sendable {
         let seen = Locked<[PresenceEvent]>([])
@@ -116,23 +135,13 @@ struct AnyCableFeaturesServerTests {
 
     @Test("presence converges: joins, a leave, a join again, and a closed client's expiry after the TTL")
     func presenceConverges() async throws {
-        let server = try Self.server(presenceTTL: 0.5)
-        let a = try Self.client(server)
-        let b = try Self.client(server)
+        let server = try Self.server(presenceTTL: 0.5)  // kept: a released server stops
+        let (a, b, roomA, roomB) = try await Self.adaAndBob(server)
         defer {
             a.close()
             b.close()
         }
-        let roomA = a.stream(named: "room")
-        let roomB = b.stream(named: "room")
         let events = Events(roomA)
-        try roomA.presence.join(id: "ada", info: ["name": "Ada"])
-        try roomB.presence.join(id: "bob")
-        a.connect()
-        b.connect()
-        for room in [roomA, roomB] {
-            #expect(await room.presence.members.first(within: 5) { Self.ids($0) == ["ada", "bob"] } != nil)
-        }
         #expect(roomB.presence.members.value?["ada"]?.info == ["name": "Ada"])
         roomB.presence.leave()
         #expect(await roomA.presence.members.first(within: 5) { Self.ids($0) == ["ada"] } != nil)
@@ -149,20 +158,10 @@ struct AnyCableFeaturesServerTests {
     @Test("after a restore the client joins again within the TTL: the others see neither a leave nor a join")
     func presenceAfterRestore() async throws {
         let server = try Self.server(presenceTTL: 30, reliable: true)
-        let a = try Self.client(server)
-        let b = try Self.client(server)
+        let (a, b, roomA, roomB) = try await Self.adaAndBob(server)
         defer {
             a.close()
             b.close()
-        }
-        let roomA = a.stream(named: "room")
-        let roomB = b.stream(named: "room")
-        try roomA.presence.join(id: "ada")
-        try roomB.presence.join(id: "bob")
-        a.connect()
-        b.connect()
-        for room in [roomA, roomB] {
-            #expect(await room.presence.members.first(within: 5) { Self.ids($0) == ["ada", "bob"] } != nil)
         }
         let events = Events(roomB)
         server.drop()  // both reconnect; AnyCable restores both sessions
