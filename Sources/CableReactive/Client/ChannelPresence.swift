@@ -50,13 +50,13 @@ public final class ChannelPresence: Sendable {
     public let events: EventStream<PresenceEvent>
 
     private let lease: SubscriptionLease
-    private let sink: HandleSink
+    private let sink: PresenceSink
 
-    init(lease: SubscriptionLease, sink: HandleSink) {
+    init(lease: SubscriptionLease, sink: PresenceSink) {
         self.lease = lease
         self.sink = sink
         members = sink.members.view(keeping: lease)
-        events = sink.presenceEvents.view(keeping: lease)
+        events = sink.events.view(keeping: lease)
     }
 
     /// Joins the presence set as `id` with `info` (any JSON the others see; `nil` for none). Declarative: the
@@ -123,7 +123,7 @@ public final class ChannelPresence: Sendable {
     ///   connection (nothing is sent); `timedOut`, `disconnected`, `serverError`, or `cancelled` when the task
     ///   is.
     public func info(timeout: TimeInterval = 5) async throws(PresenceError) -> [String: PresenceMember] {
-        let waiters = sink.presenceWaiters
+        let waiters = sink.waiters
         let id = waiters.makeID()  // before the request: its answer may come before this task waits
         if let engine = lease.engine, let scheduler = lease.context.scheduler {
             // The timer first, so that its deadline counts from the request.

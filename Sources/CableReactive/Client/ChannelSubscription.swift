@@ -49,8 +49,12 @@ public final class ChannelSubscription: Sendable {
     public let lastReconnect: StateValue<SubscriptionReconnect?>
 
     /// AnyCable's presence for this subscription: join and leave the set, watch it and its events. See
-    /// ``ChannelPresence``.
-    public let presence: ChannelPresence
+    /// ``ChannelPresence``. Made on first use (a handle that never uses presence pays nothing for it); every
+    /// use gives a view of the same presence.
+    public var presence: ChannelPresence {
+        let sink = lease.engine?.presence(identifier: identifier, sink: lease.sinkID) ?? PresenceSink.ended()
+        return ChannelPresence(lease: lease, sink: sink)
+    }
 
     let lease: SubscriptionLease
     var serial: Int { lease.serial }
@@ -64,7 +68,6 @@ public final class ChannelSubscription: Sendable {
         state = sink.state.view(keeping: lease)
         lastReconnect = sink.reconnect.view(keeping: lease)
         messages = CableMessages(storage: sink.messages, lease: lease) { $0 }
-        presence = ChannelPresence(lease: lease, sink: sink)
     }
 
     /// The messages decoded as `T`: ``messages`` with a decoding step. A message that does not decode is

@@ -265,6 +265,11 @@ final class ClientEngine: SubscriptionOwner {
         decide { core, _ in core.positionedMessages(identifier, sink: sink) }
     }
 
+    /// Handle `sink`'s presence, made on first use; nil when it has ended.
+    func presence(identifier: String, sink: UInt64) -> PresenceSink? {
+        decide { core, _ in core.presence(identifier, sink: sink) }
+    }
+
     /// Joins `identifier`'s presence set as `member` through handle `sink` (see ``SubscriptionTable/join(_:as:)``).
     func join(identifier: String, sink: UInt64, as member: PresenceMember) {
         decide { core, _ in core.join(identifier, sink: sink, as: member) }

@@ -141,7 +141,7 @@ struct EngineCore: Sendable {
             case .publishPresence(let sinks, let members, let event, let answer):
                 outbox.append(
                     .callback {
-                        for sink in sinks { sink.publishPresence(members: members, event: event, answer: answer) }
+                        for sink in sinks { sink.presence?.publish(members: members, event: event, answer: answer) }
                     })
             case .armRetries(let deadline):
                 outbox.append(.armRetries(deadline: deadline))
@@ -227,6 +227,11 @@ struct EngineCore: Sendable {
     /// Handle `sink`'s messages with their positions (see ``SubscriptionTable/positionedMessages(_:sink:)``).
     mutating func positionedMessages(_ identifier: String, sink: UInt64) -> StreamStorage<PositionedMessage>? {
         subscriptions.positionedMessages(identifier, sink: sink)
+    }
+
+    /// Handle `sink`'s presence (see ``SubscriptionTable/presence(_:sink:)``).
+    mutating func presence(_ identifier: String, sink: UInt64) -> PresenceSink? {
+        subscriptions.presence(identifier, sink: sink)
     }
 
     /// The app joins `identifier`'s presence set as `member`, through handle `sink`.

@@ -8,67 +8,101 @@ final class HandleSink: Sendable {
     let messages: StreamStorage<JSONValue>
     let state: StateStorage<SubscriptionState>
     let reconnect: StateStorage<SubscriptionReconnect?>
-    /// The subscription's presence set as the handle sees it (nil: not known on this connection).
-    let members: StateStorage<[String: PresenceMember]?>
-    let presenceEvents: StreamStorage<PresenceEvent>
-    /// The handle's `info()` calls waiting for an answer.
-    let presenceWaiters = PresenceWaiters()
-    /// The handle's messages with their positions, made when it first asks for them (under the engine's lock,
-    /// which then publishes a route that delivers to it). Read by the route made after.
-    var positioned: StreamStorage<PositionedMessage>? { positionedStorage.withLock { $0 } }
-    private let positionedStorage = Locked<StreamStorage<PositionedMessage>?>(nil)
+    /// What only some handles use, made on first use (under the engine's lock): most handles never touch
+    /// presence or positions, and a thousand of them should not pay four objects each for it.
+    private let extras = Locked(Extras())
 
-    init(
-        id: UInt64, bufferSize: Int, state: SubscriptionState, reconnect: SubscriptionReconnect? = nil,
-        members: [String: PresenceMember]? = nil
-    ) {
+    private struct Extras {
+        var presence: PresenceSink?
+        var positioned: StreamStorage<PositionedMessage>?
+    }
+
+    init(id: UInt64, bufferSize: Int, state: SubscriptionState, reconnect: SubscriptionReconnect? = nil) {
         self.id = id
         messages = StreamStorage(holding: .bufferingNewest(bufferSize))
         self.state = StateStorage(state)
         // Every reconnect is news, even one with the outcome of the last: equal values are published again.
         self.reconnect = StateStorage(reconnect, isDuplicate: nil)
-        self.members = StateStorage(members)
-        presenceEvents = StreamStorage(holding: nil)
     }
 
-    /// A handle the engine lets go of without ending it (the client was released): its loops end.
+    /// The handle's presence, if it was asked for.
+    var presence: PresenceSink? { extras.withLock { $0.presence } }
+
+    /// The handle's messages with their positions, if it asked for them. Read by each route made for it.
+    var positioned: StreamStorage<PositionedMessage>? { extras.withLock { $0.positioned } }
+
+    /// The handle's presence, made with the set `members` if it has none.
+    func makePresence(members: [String: PresenceMember]?) -> PresenceSink {
+        extras.withLock { extras in
+            if let presence = extras.presence { return presence }
+            let made = PresenceSink(members: members)
+            extras.presence = made
+            return made
+        }
+    }
+
     /// The handle's positioned stream, made with `bufferSize` if it has none; `made` says whether it is new.
     func makePositioned(bufferSize: Int) -> (storage: StreamStorage<PositionedMessage>, made: Bool) {
-        positionedStorage.withLock { storage in
-            if let storage { return (storage, false) }
+        extras.withLock { extras in
+            if let storage = extras.positioned { return (storage, false) }
             let made = StreamStorage<PositionedMessage>(holding: .bufferingNewest(bufferSize))
-            storage = made
+            extras.positioned = made
             return (made, true)
         }
     }
 
-    deinit {
-        positioned?.finish()
-        messages.finish()
-        presenceEvents.finish()
-        presenceWaiters.resolveAll(.failure(.notSubscribed))
-    }
+    /// A handle the engine lets go of without ending it (the client was released): its loops end.
+    deinit { finishStreams() }
 
-    /// Ends the handle: its messages and presence events finish, its waiting `info()` calls fail, and its
-    /// state becomes unsubscribed (on `callbacks`).
+    /// Ends the handle: its streams finish, its waiting `info()` calls fail, and its state becomes
+    /// unsubscribed (on `callbacks`).
     func end(callbacks: CallbackExecutor) {
-        positioned?.finish()
-        messages.finish()
-        presenceEvents.finish()
-        presenceWaiters.resolveAll(.failure(.notSubscribed))
+        finishStreams()
         let state = state
         callbacks.run { state.update { $0 = .unsubscribed } }
     }
 
+    private func finishStreams() {
+        let extras = extras.withLock { $0 }
+        extras.positioned?.finish()
+        messages.finish()
+        extras.presence?.end()
+    }
+}
+
+/// One handle's presence: the set as it sees it, its events, and its `info()` calls waiting for an answer.
+final class PresenceSink: Sendable {
+    /// The subscription's presence set (nil: not known on this connection).
+    let members: StateStorage<[String: PresenceMember]?>
+    let events = StreamStorage<PresenceEvent>(holding: nil)
+    let waiters = PresenceWaiters()
+
+    init(members: [String: PresenceMember]?) {
+        self.members = StateStorage(members)
+    }
+
+    /// An ended handle's: no set, no events, and every `info()` fails.
+    static func ended() -> PresenceSink {
+        let sink = PresenceSink(members: nil)
+        sink.end()
+        return sink
+    }
+
+    /// The handle ended: the events finish and waiting `info()` calls fail.
+    func end() {
+        events.finish()
+        waiters.resolveAll(.failure(.notSubscribed))
+    }
+
     /// Publishes a presence change: the set (when `members` is given), the event, then the answer to the
     /// waiting `info()` calls. Runs on the callback queue.
-    func publishPresence(
+    func publish(
         members: [String: PresenceMember]??, event: PresenceEvent?,
         answer: Result<[String: PresenceMember], PresenceError>?
     ) {
         if let members { self.members.update { $0 = members } }
-        if let event { _ = presenceEvents.send(contentsOf: CollectionOfOne(event)) }
-        if let answer { presenceWaiters.resolveAll(answer) }
+        if let event { _ = events.send(contentsOf: CollectionOfOne(event)) }
+        if let answer { waiters.resolveAll(answer) }
     }
 }
 

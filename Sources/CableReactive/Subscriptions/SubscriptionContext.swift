@@ -87,6 +87,8 @@ protocol SubscriptionOwner: AnyObject, Sendable {
     func subscribesSent(identifier: String) -> Int
     /// Handle `sink`'s messages with their positions, routed from now on; nil when it has ended.
     func positionedMessages(identifier: String, sink: UInt64) -> StreamStorage<PositionedMessage>?
+    /// Handle `sink`'s presence, made on first use; nil when it has ended.
+    func presence(identifier: String, sink: UInt64) -> PresenceSink?
     /// Joins `identifier`'s presence set as `member` through handle `sink`.
     func join(identifier: String, sink: UInt64, as member: PresenceMember)
     /// Leaves `identifier`'s presence set through handle `sink`.

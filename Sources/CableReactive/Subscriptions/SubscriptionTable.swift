@@ -172,8 +172,7 @@ struct SubscriptionTable: Sendable {
         nextSinkID += 1
         if let entry = entries[identifier] {
             let sink = HandleSink(
-                id: nextSinkID, bufferSize: bufferSize, state: state(entry), reconnect: entry.lastReconnect,
-                members: entry.members)
+                id: nextSinkID, bufferSize: bufferSize, state: state(entry), reconnect: entry.lastReconnect)
             setRoute(entry.route.adding(sink), of: identifier)
             return (entry.route, sink, [])
         }
@@ -492,6 +491,14 @@ struct SubscriptionTable: Sendable {
     }
 
     // MARK: presence
+
+    /// Handle `sink`'s presence, made on first use with the set as the table knows it.
+    mutating func presence(_ identifier: String, sink: UInt64) -> PresenceSink? {
+        guard let entry = entries[identifier], let handle = entry.sinks.first(where: { $0.id == sink }) else {
+            return nil
+        }
+        return handle.makePresence(members: entry.members)
+    }
 
     /// Whether `identifier`'s subscription is confirmed on the live session.
     private func isLive(_ entry: Entry) -> Bool {
