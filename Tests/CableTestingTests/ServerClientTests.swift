@@ -219,8 +219,10 @@ struct ServerClientTests {
         let server = try LocalCableServer()
         server.connectionRule = { _ in .reject(status: 401) }
         let calls = Locked(0)
+        // A long stale timeout: on a loaded machine a 3 s watchdog can fire before the 401 is read,
+        // and the retry would count a second request.
         let client = try Fixture.client(
-            server,
+            server, staleTimeout: 30,
             onUnauthorized: {
                 calls.withLock { $0 += 1 }
                 return false
