@@ -390,10 +390,25 @@ package struct WakeList: Sendable {
         if first.isNone { first = wake } else { rest.append(wake) }
     }
 
+    /// Starts the push drains here, in order, and resumes the waiting pull consumers: here when there is one,
+    /// in one job on the global pool when there are several.
+    ///
+    /// A resume from this thread wakes a pool thread, and the kernel lets the woken thread run at once; on a
+    /// busy core it runs the one consumer, finds nothing more to do and sleeps before this thread resumes the
+    /// next, so every resume cost two context switches. One job that resumes them all wakes the pool once, and
+    /// the consumers it resumes run one after another on the threads already awake.
     @inlinable
     package func run() {
-        first.run()
-        for wake in rest { wake.run() }
+        guard !rest.isEmpty else { return first.run() }
+        var waiters: [UnsafeContinuation<Void, Never>] = []
+        for wake in [first] + rest {
+            wake.box?.scheduleDrain()
+            if let waiter = wake.waiter { waiters.append(waiter) }
+        }
+        guard waiters.count > 1 else { return waiters.first?.resume() ?? () }
+        DispatchQueue.global().async { [waiters] in
+            for waiter in waiters { waiter.resume() }
+        }
     }
 
     /// Runs the wakes and empties the list, keeping its storage.
