@@ -1,7 +1,11 @@
 // CableBench next to the official Rails JS client (@rails/actioncable under node, Benchmarks/js/cable-bench.js),
 // in the same run, against the same loopback sender (CableBenchServer), client pinned to CPU 0 and sender to
 // CPU 1: messages per second for 64 B, 512 B and 4 KiB payloads with 1 and 1,000 subscriptions, and ours ÷
-// theirs, with each client's peak RSS (`/usr/bin/time`). Best of RUNS runs per cell.
+// theirs, with each client's peak RSS (`/usr/bin/time`). Best of RUNS runs per cell. A third column is the
+// physical floor: Benchmarks/floor/cable-floor.c, a libc-only C reader doing the minimal honest work per frame
+// (frame parse, identifier and message byte ranges, identifier lookup, end marker), compiled here at start with
+// cc -O2 (or /opt/swift/usr/bin/clang); ours ÷ floor says how much of the floor's rate we reach. Each row is
+// written as soon as its cell is measured.
 //
 //     swift build -c release --product CableBench && swift build -c release --product CableBenchServer
 //     swift run -c release SideBySideBenchmark [N] [RUNS]    (defaults: 1000000 3; N is for 64 B, scaled down
@@ -109,9 +113,37 @@
         return text + (result.peakKiB.map { String(format: ", %.1f MiB", Double($0) / 1024) } ?? "")
     }
 
-    print("messages/s (best of \(runs)) and peak RSS (highest); client on CPU 0, CableBenchServer on CPU 1")
-    print("| payload | subscriptions | messages | CableBench | Rails JS (node) | ours ÷ theirs |")
-    print("|---|---|---|---|---|---|")
+    /// Writes `text` and a newline to standard output at once, so rows appear as they are measured when piped.
+    func emit(_ text: String) {
+        FileHandle.standardOutput.write(Data((text + "\n").utf8))
+    }
+
+    /// Compiles the C floor reader into a temporary directory; nil (with a message) when no compiler works.
+    func compileFloor() -> String? {
+        let source = root.appendingPathComponent("Benchmarks/floor/cable-floor.c").path
+        let directory = FileManager.default.temporaryDirectory
+            .appendingPathComponent("cable-floor-\(ProcessInfo.processInfo.processIdentifier)")
+        try? FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let output = directory.appendingPathComponent("cable-floor").path
+        for compiler in ["cc", "/opt/swift/usr/bin/clang"] {
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+            process.arguments = [compiler, "-O2", "-o", output, source]
+            guard (try? process.run()) != nil else { continue }
+            process.waitUntilExit()
+            if process.terminationStatus == 0 { return output }
+        }
+        emit("cannot compile \(source): neither cc nor /opt/swift/usr/bin/clang worked (install gcc or clang)")
+        return nil
+    }
+
+    guard let floor = compileFloor() else { exit(1) }
+
+    emit("messages/s (best of \(runs)) and peak RSS (highest); client on CPU 0, CableBenchServer on CPU 1")
+    emit(
+        "| payload | subscriptions | messages | CableBench | Rails JS (node) | C floor | ours ÷ theirs "
+            + "| ours ÷ floor |")
+    emit("|---|---|---|---|---|---|---|---|")
     var failed = false
     for size in [64, 512, 4096] {
         for subscriptions in [1, 1000] {
@@ -121,10 +153,14 @@
                 subscriptions: subscriptions, size: size)
             let theirs = try best(
                 client: ["node", script], messages: messages, subscriptions: subscriptions, size: size)
+            let bottom = try best(client: [floor], messages: messages, subscriptions: subscriptions, size: size)
             let ratio = ours.flatMap { ours in theirs.map { String(format: "%.2f×", ours.rate / $0.rate) } } ?? "-"
-            failed = failed || ours == nil || theirs == nil
+            let share = ours.flatMap { ours in bottom.map { String(format: "%.2f×", ours.rate / $0.rate) } } ?? "-"
+            failed = failed || ours == nil || theirs == nil || bottom == nil
             let label = size >= 1024 ? "\(size / 1024) KiB" : "\(size) B"
-            print("| \(label) | \(subscriptions) | \(messages) | \(format(ours)) | \(format(theirs)) | \(ratio) |")
+            emit(
+                "| \(label) | \(subscriptions) | \(messages) | \(format(ours)) | \(format(theirs)) | \(format(bottom)) "
+                    + "| \(ratio) | \(share) |")
         }
     }
     exit(failed ? 1 : 0)
