@@ -212,14 +212,11 @@ int main(int argc, char **argv) {
 
     char msg[256], id[128];
     for (long i = 0; i < subs; i++) {
-        int il = snprintf(id, sizeof id, "{\"channel\":\"BenchChannel\",\"sub\":%ld}", i);
-        insert(id, (size_t)il);
         int ml = snprintf(msg, sizeof msg,
             "{\"command\":\"subscribe\",\"identifier\":\"{\\\"channel\\\":\\\"BenchChannel\\\",\\\"sub\\\":%ld}\"}", i);
         send_text(msg, (size_t)ml);
     }
     // Identifiers arrive JSON-escaped inside the frame; store the escaped form for lookup.
-    for (int h = 0; h < HB; h++) table[h].used = 0;
     for (long i = 0; i < subs; i++) {
         int il = snprintf(id, sizeof id, "{\\\"channel\\\":\\\"BenchChannel\\\",\\\"sub\\\":%ld}", i);
         insert(id, (size_t)il);
