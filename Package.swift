@@ -91,6 +91,9 @@ let package = Package(
         ),
         // CableBench next to the official Rails JS client under node, against CableBenchServer (see its header).
         .executableTarget(name: "SideBySideBenchmark", path: "Benchmarks/SideBySideBenchmark"),
+        // Per-message latency and CPU per message: CableBench's latency mode next to Benchmarks/js/cable-latency.js,
+        // against CableBenchServer's paced mode (see its header).
+        .executableTarget(name: "LatencyBenchmark", path: "Benchmarks/LatencyBenchmark"),
         .executableTarget(
             name: "CableBenchmark",
             dependencies: ["BenchSupport", "CableReactive"],

@@ -27,13 +27,33 @@ package enum BenchClient {
         }
     }
 
+    /// Hooks into a run, for measurements beyond the count (CableBench's latency mode). Each is called from the run's own
+    /// tasks, so it must be quick and thread-safe.
+    package struct Observer: Sendable {
+        /// Every message (the end marker too), on its subscription's loop, right as `next()` returns it.
+        package var received: @Sendable (JSONValue) -> Void
+        /// Once every subscription is confirmed, when the clock starts.
+        package var confirmed: @Sendable () -> Void
+        /// Once, on the loop that ends the run, as soon as it is over.
+        package var finished: @Sendable () -> Void
+
+        package init(
+            received: @escaping @Sendable (JSONValue) -> Void, confirmed: @escaping @Sendable () -> Void,
+            finished: @escaping @Sendable () -> Void
+        ) {
+            self.received = received
+            self.confirmed = confirmed
+            self.finished = finished
+        }
+    }
+
     /// Subscribes `subscriptions` identifiers `{"channel":"BenchChannel","sub":i}`, starts `consumers` loops on
     /// each one's messages, waits until all are confirmed, starts the clock, and counts the data messages of
     /// every loop. The server sends one `{"end":true}` after all of them, on the first subscription; whichever
     /// loop is ahead, the run ends once that marker has been seen and every loop has counted every data message
     /// before it (or counted it as dropped).
     package static func run(
-        url: URL, messages: Int, subscriptions subscriptionCount: Int, consumers: Int = 1
+        url: URL, messages: Int, subscriptions subscriptionCount: Int, consumers: Int = 1, observer: Observer? = nil
     ) async throws -> Outcome {
         var options = CableOptions()
         // A subscription may receive its whole share before its loop starts: room for all of it (and the end
@@ -45,7 +65,7 @@ package enum BenchClient {
         let subscriptions = try (0..<subscriptionCount).map { index in
             try client.subscribe(["channel": "BenchChannel", "sub": .int(index)])
         }
-        let tally = Tally(expected: messages * consumers)
+        let tally = Tally(expected: messages * consumers, finished: observer?.finished)
         let dropped: @Sendable () -> Int = { subscriptions.reduce(0) { $0 + $1.messages.droppedCount } }
         var start = DispatchTime.now()
         await withTaskGroup(of: Void.self) { group in
@@ -58,6 +78,7 @@ package enum BenchClient {
                         var iterator = subscription.messages.makeAsyncIterator()
                         attached.yield()
                         while let message = await iterator.next() {
+                            observer?.received(message)
                             let finished =
                                 message["end"]?.boolValue == true
                                 ? tally.endSeen(dropped: dropped) : tally.counted()
@@ -78,6 +99,7 @@ package enum BenchClient {
                     return false
                 }
             }
+            observer?.confirmed()
             start = DispatchTime.now()
             await tally.finished()
             group.cancelAll()  // the other loops wait for messages that will not come
@@ -100,8 +122,12 @@ package enum BenchClient {
 
         private let state = Locked(State())
         private let expected: Int
+        private let onFinish: (@Sendable () -> Void)?
 
-        init(expected: Int) { self.expected = expected }
+        init(expected: Int, finished: (@Sendable () -> Void)?) {
+            self.expected = expected
+            onFinish = finished
+        }
 
         var count: Int { state.withLock { $0.total } }
 
@@ -139,17 +165,22 @@ package enum BenchClient {
         }
 
         private func finish() {
-            let waiter = state.withLock { state in
-                state.isFinished = true
-                defer { state.waiter = nil }
-                return state.waiter
+            let (waiter, first) = state.withLock { state in
+                defer {
+                    state.isFinished = true
+                    state.waiter = nil
+                }
+                return (state.waiter, !state.isFinished)
             }
+            if first { onFinish?() }
             waiter?.resume()
         }
     }
 
     /// `run` from synchronous code: blocks the calling thread until it is done; nil (logged) if it threw.
-    package static func runBlocking(url: URL, messages: Int, subscriptions: Int, consumers: Int = 1) -> Outcome? {
+    package static func runBlocking(
+        url: URL, messages: Int, subscriptions: Int, consumers: Int = 1, observer: Observer? = nil
+    ) -> Outcome? {
         final class Result: @unchecked Sendable {
             // Written by the task before it signals, read by the caller after the wait.
             var outcome: Outcome?
@@ -159,7 +190,8 @@ package enum BenchClient {
         Task {
             do {
                 result.outcome = try await run(
-                    url: url, messages: messages, subscriptions: subscriptions, consumers: consumers)
+                    url: url, messages: messages, subscriptions: subscriptions, consumers: consumers,
+                    observer: observer)
             } catch {
                 printError("bench client: \(error)")
             }

@@ -1,6 +1,6 @@
 // A command-line Action Cable client for side-by-side throughput comparisons with other clients.
 //
-//     swift run -c release CableBench URL N SUBS [CONSUMERS]
+//     swift run -c release CableBench URL N SUBS [CONSUMERS [latency]]
 //     e.g. swift run -c release CableBench ws://127.0.0.1:PORT/cable 100000 10
 //
 // Subscribes SUBS identifiers {"channel":"BenchChannel","sub":i} (i in 0..<SUBS) on one connection, through
@@ -12,6 +12,12 @@
 // many loops, each counting every message: `received` is then N × CONSUMERS.
 // Prints exactly one line `received <count> in <seconds> s` and exits 0 when count == N and nothing was
 // dropped, 1 otherwise (2 for bad arguments).
+//
+// Latency mode (fifth argument `latency`, against `CableBenchServer N SUBS 64 RATE`): every data message is
+// `{"t":<CLOCK_MONOTONIC ns at send>,…}`; each loop records `now - t` in one LatencyHistogram as soon as `next()`
+// returns the message, and CPU and context switches are read with getrusage(RUSAGE_SELF) from every
+// subscription confirmed to the end marker. Prints the `latency …` and `dist …` lines of LatencySummary instead,
+// with the same exit status (every message also stamped). LatencyBenchmark runs it next to cable-latency.js.
 
 import BenchSupport
 import CableReactive
@@ -27,18 +33,26 @@ import CableReactive
 #endif
 
 let arguments = Array(CommandLine.arguments.dropFirst())
-let consumers = arguments.count == 4 ? Int(arguments[3]) ?? 0 : 1
-guard arguments.count == 3 || arguments.count == 4, let url = URL(string: arguments[0]),
+let latency = arguments.count == 5 && arguments[4] == "latency"
+let consumers = arguments.count >= 4 ? Int(arguments[3]) ?? 0 : 1
+guard (3...4).contains(arguments.count) || latency, let url = URL(string: arguments[0]),
     let messages = Int(arguments[1]), let subscriptionCount = Int(arguments[2]), messages >= 0,
     subscriptionCount > 0, consumers > 0
 else {
-    printError("usage: CableBench URL N SUBS [CONSUMERS]")
+    printError("usage: CableBench URL N SUBS [CONSUMERS [latency]]")
     exit(2)
 }
 let expected = messages * consumers
 
 // The main thread waits on a semaphore rather than in `dispatch_main` (what a top-level `await` uses on
 // Linux): valgrind (callgrind) crashes on dispatch_main's sigsuspend, and this tool is meant to be profiled.
+if latency {
+    let outcome = LatencyClient.run(
+        url: url, messages: messages, subscriptions: subscriptionCount, consumers: consumers)
+    guard let outcome else { exit(1) }
+    print(outcome.lines)
+    exit(outcome.complete ? 0 : 1)
+}
 let outcome = BenchClient.runBlocking(
     url: url, messages: messages, subscriptions: subscriptionCount, consumers: consumers)
 guard let outcome else { exit(1) }
