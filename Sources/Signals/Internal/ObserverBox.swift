@@ -401,10 +401,13 @@ package struct WakeList: Sendable {
     package func run() {
         guard !rest.isEmpty else { return first.run() }
         var waiters: [UnsafeContinuation<Void, Never>] = []
-        for wake in [first] + rest {
+        waiters.reserveCapacity(rest.count + 1)
+        func start(_ wake: Wake) {
             wake.box?.scheduleDrain()
             if let waiter = wake.waiter { waiters.append(waiter) }
         }
+        start(first)
+        rest.forEach(start)
         guard waiters.count > 1 else { return waiters.first?.resume() ?? () }
         DispatchQueue.global().async { [waiters] in
             for waiter in waiters { waiter.resume() }
