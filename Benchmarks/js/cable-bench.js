@@ -16,13 +16,7 @@ if (!url || !Number.isInteger(expected) || !Number.isInteger(subscriptionCount) 
   process.exit(2);
 }
 
-// What the browser bundle expects of its host.
-globalThis.self = globalThis;
-globalThis.WebSocket = require("/usr/share/nodejs/ws");
-globalThis.document = { visibilityState: "visible" };
-globalThis.addEventListener = () => {};
-globalThis.removeEventListener = () => {};
-const ActionCable = require("/usr/share/nodejs/@rails/actioncable/app/assets/javascripts/action_cable.js");
+const ActionCable = require("./rails-host.js");
 
 const consumer = ActionCable.createConsumer(url);
 let confirmed = 0;

@@ -24,13 +24,7 @@ if (!url || !Number.isInteger(expected) || !Number.isInteger(subscriptionCount) 
   process.exit(2);
 }
 
-// What the browser bundle expects of its host.
-globalThis.self = globalThis;
-globalThis.WebSocket = require("/usr/share/nodejs/ws");
-globalThis.document = { visibilityState: "visible" };
-globalThis.addEventListener = () => {};
-globalThis.removeEventListener = () => {};
-const ActionCable = require("/usr/share/nodejs/@rails/actioncable/app/assets/javascripts/action_cable.js");
+const ActionCable = require("./rails-host.js");
 
 // LatencyHistogram: exact below 64 ns, then 32 buckets per power of two, up to 2^36 ns; the last bucket holds
 // the rest. Bucket i >= 64 starts at (32 + i % 32) * 2^(floor(i / 32) - 1) and is 2^(floor(i / 32) - 1) wide.
