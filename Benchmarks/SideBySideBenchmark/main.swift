@@ -1,11 +1,15 @@
 // CableBench next to the official Rails JS client (@rails/actioncable under node, Benchmarks/js/cable-bench.js),
 // in the same run, against the same loopback sender (CableBenchServer), client pinned to CPU 0 and sender to
 // CPU 1: messages per second for 64 B, 512 B and 4 KiB payloads with 1 and 1,000 subscriptions, and ours ÷
-// theirs, with each client's peak RSS (`/usr/bin/time`). Best of RUNS runs per cell. A third column is the
-// physical floor: Benchmarks/floor/cable-floor.c, a libc-only C reader doing the minimal honest work per frame
-// (frame parse, identifier and message byte ranges, identifier lookup, end marker), compiled here at start with
-// cc -O2 (or /opt/swift/usr/bin/clang); ours ÷ floor says how much of the floor's rate we reach. Each row is
-// written as soon as its cell is measured.
+// theirs, with each client's peak RSS (`/usr/bin/time`). Best of RUNS runs per cell; each row is written as
+// soon as its cell is measured.
+//
+// The third client is the physical floor: Benchmarks/floor/cable-floor.c, a libc-only C reader with the same
+// contract that does only what any Action Cable reader must per frame (parse the WebSocket frame, find the
+// identifier's and the message's byte ranges, look the identifier up among the subscriptions, count, spot the
+// end marker; its header lists what it leaves out). Its rate is about the most this sender, loopback and core
+// allow; ours ÷ floor is the share of it that we reach. It is compiled at start with `cc -O2` (or
+// /opt/swift/usr/bin/clang) into a temporary directory.
 //
 //     swift build -c release --product CableBench && swift build -c release --product CableBenchServer
 //     swift run -c release SideBySideBenchmark [N] [RUNS]    (defaults: 1000000 3; N is for 64 B, scaled down
@@ -133,6 +137,7 @@
             process.waitUntilExit()
             if process.terminationStatus == 0 { return output }
         }
+        try? FileManager.default.removeItem(at: directory)
         emit("cannot compile \(source): neither cc nor /opt/swift/usr/bin/clang worked (install gcc or clang)")
         return nil
     }
@@ -163,6 +168,7 @@
                     + "| \(ratio) | \(share) |")
         }
     }
+    try? FileManager.default.removeItem(at: URL(fileURLWithPath: floor).deletingLastPathComponent())
     exit(failed ? 1 : 0)
 #else
     print("SideBySideBenchmark pins processes with taskset and runs on Linux only.")

@@ -1,10 +1,28 @@
-// cable-floor: the physical floor for SideBySideBenchmark. A minimal Action Cable reader in C (libc only):
-// connect, upgrade, subscribe SUBS identifiers, then per text frame find the identifier and message byte ranges,
-// look the identifier up, count data messages, stop at the end marker. Usage: cable-floor URL N SUBS
+// The physical floor for SideBySideBenchmark: the least work an honest Action Cable reader can do, in plain C
+// (C11, POSIX, libc only), so that a client's rate can be read against what the loopback and the bytes allow.
+//
+//     cc -O2 -o cable-floor Benchmarks/floor/cable-floor.c
+//     cable-floor ws://127.0.0.1:PORT/cable N SUBS
+//
+// Same contract as CableBench and js/cable-bench.js: subscribes SUBS identifiers
+// {"channel":"BenchChannel","sub":i}, starts the clock (CLOCK_MONOTONIC) once all are confirmed, counts data
+// messages over all subscriptions and stops at the one {"end":true} message. Prints
+// `received <count> in <seconds> s`; exits 0 when count == N, 1 on any bad input (with a message on stderr),
+// 2 for bad arguments.
+//
+// Per text frame it does what any reader must: parses the WebSocket frame (64 KiB recv, frames split across
+// reads), finds the top-level "identifier" string and "message" value by scanning the JSON's structure
+// (strings with their escapes, balanced braces and brackets), looks the identifier's bytes up in a hash table
+// of the identifiers it subscribed, and counts one message for that subscription. What it leaves out, and a
+// real client must not: UTF-8 validation, unescaping the identifier (it compares the escaped bytes, as the
+// server echoes them), decoding the message into values, fragmented messages (rejected; Action Cable servers
+// do not send them), answering pings, and a random masking key and Sec-WebSocket-Key.
+
 #define _POSIX_C_SOURCE 200809L
+
+#include <errno.h>
 #include <netdb.h>
-#include <netinet/in.h>
-#include <netinet/tcp.h>
+#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,243 +31,381 @@
 #include <time.h>
 #include <unistd.h>
 
-#define BUF 65536
-#define MAXFRAME (16u << 20)
+enum { RECV_SIZE = 64 * 1024, MAX_PAYLOAD = 64 * 1024 * 1024, MAX_DEPTH = 64 };
 
-static void die(const char *m) { fprintf(stderr, "cable-floor: %s\n", m); exit(1); }
-
-static int fd;
-static unsigned char *buf;  // receive buffer, grows for large frames
-static size_t cap = BUF, len, pos;
-
-static void fill(void) {
-    if (pos > 0) { memmove(buf, buf + pos, len - pos); len -= pos; pos = 0; }
-    if (len == cap) die("buffer full");
-    ssize_t n = recv(fd, buf + len, cap - len, 0);
-    if (n <= 0) die("connection closed");
-    len += (size_t)n;
+static _Noreturn void die(const char *format, ...) {
+    va_list arguments;
+    va_start(arguments, format);
+    fputs("cable-floor: ", stderr);
+    vfprintf(stderr, format, arguments);
+    fputc('\n', stderr);
+    va_end(arguments);
+    exit(1);
 }
 
-static void send_all(const void *p, size_t n) {
-    const char *c = p;
-    while (n > 0) { ssize_t w = send(fd, c, n, 0); if (w <= 0) die("send failed"); c += w; n -= (size_t)w; }
+static void *allocate(size_t size) {
+    void *memory = malloc(size);
+    if (memory == NULL) die("out of memory");
+    return memory;
 }
 
-static void send_text(const char *s, size_t n) {
-    unsigned char h[14]; size_t hl = 0;
-    h[hl++] = 0x81;
-    if (n < 126) h[hl++] = 0x80 | (unsigned char)n;
-    else if (n < 65536) { h[hl++] = 0x80 | 126; h[hl++] = (unsigned char)(n >> 8); h[hl++] = (unsigned char)n; }
-    else { h[hl++] = 0x80 | 127; for (int i = 7; i >= 0; i--) h[hl++] = (unsigned char)((uint64_t)n >> (8 * i)); }
-    static const unsigned char mask[4] = {0x12, 0x34, 0x56, 0x78};
-    memcpy(h + hl, mask, 4); hl += 4;
-    unsigned char *f = malloc(hl + n); if (!f) die("out of memory");
-    memcpy(f, h, hl);
-    for (size_t i = 0; i < n; i++) f[hl + i] = (unsigned char)s[i] ^ mask[i & 3];
-    send_all(f, hl + n); free(f);
+static double now(void) {
+    struct timespec time;
+    clock_gettime(CLOCK_MONOTONIC, &time);
+    return (double)time.tv_sec + (double)time.tv_nsec / 1e9;
 }
 
-// Next frame: returns opcode, sets *p/*n to payload in buf (valid until next call).
-static int next_frame(const unsigned char **p, size_t *n) {
-    for (;;) {
-        size_t a = len - pos;
-        if (a >= 2) {
-            const unsigned char *h = buf + pos;
-            if (h[1] & 0x80) die("masked server frame");
-            uint64_t pl = h[1] & 0x7f; size_t hl = 2;
-            if (pl == 126) { if (a < 4) goto more; pl = ((uint64_t)h[2] << 8) | h[3]; hl = 4; }
-            else if (pl == 127) { if (a < 10) goto more; pl = 0; for (int i = 0; i < 8; i++) pl = (pl << 8) | h[2 + i]; hl = 10; }
-            if (pl > MAXFRAME) die("frame too large");
-            if (hl + pl > cap) {
-                if (pos > 0) { memmove(buf, buf + pos, len - pos); len -= pos; pos = 0; }
-                cap = hl + (size_t)pl; buf = realloc(buf, cap); if (!buf) die("out of memory");
-            }
-            if (a >= hl + pl) {
-                int op = h[0] & 0x0f;
-                if (!(h[0] & 0x80)) die("fragmented frame unsupported");
-                *p = buf + pos + hl; *n = (size_t)pl; pos += hl + (size_t)pl;
-                return op;
-            }
+// MARK: Subscriptions: the identifiers sent, by their escaped bytes, in an open-addressing hash table.
+
+struct subscription {
+    char *identifier;  // escaped, as inside the JSON string literal
+    size_t length;
+    long long count;
+    int confirmed;
+};
+
+static struct subscription *subscriptions;
+static int subscription_count;
+static int *slots;  // index into subscriptions, or -1
+static size_t slot_mask;
+
+static uint64_t hash(const char *bytes, size_t length) {
+    uint64_t value = 14695981039346656037u;  // FNV-1a
+    for (size_t index = 0; index < length; index++) value = (value ^ (uint8_t)bytes[index]) * 1099511628211u;
+    return value;
+}
+
+static struct subscription *lookup(const char *identifier, size_t length) {
+    for (size_t slot = hash(identifier, length) & slot_mask;; slot = (slot + 1) & slot_mask) {
+        if (slots[slot] < 0) return NULL;
+        struct subscription *candidate = &subscriptions[slots[slot]];
+        if (candidate->length == length && memcmp(candidate->identifier, identifier, length) == 0) return candidate;
+    }
+}
+
+static void make_subscriptions(int count) {
+    subscription_count = count;
+    subscriptions = allocate(sizeof *subscriptions * (size_t)count);
+    size_t slot_count = 16;
+    while (slot_count < 2 * (size_t)count) slot_count *= 2;
+    slot_mask = slot_count - 1;
+    slots = allocate(sizeof *slots * slot_count);
+    for (size_t slot = 0; slot < slot_count; slot++) slots[slot] = -1;
+    for (int index = 0; index < count; index++) {
+        char text[64];
+        int length = snprintf(text, sizeof text, "{\\\"channel\\\":\\\"BenchChannel\\\",\\\"sub\\\":%d}", index);
+        struct subscription *subscription = &subscriptions[index];
+        *subscription = (struct subscription){.identifier = strdup(text), .length = (size_t)length};
+        if (subscription->identifier == NULL) die("out of memory");
+        size_t slot = hash(text, (size_t)length) & slot_mask;
+        while (slots[slot] >= 0) slot = (slot + 1) & slot_mask;
+        slots[slot] = index;
+    }
+}
+
+// MARK: JSON: byte ranges only. Each skip takes the first byte of a value and returns the byte after it, or NULL.
+
+static const char *skip_space(const char *p, const char *end) {
+    while (p < end && (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r')) p++;
+    return p;
+}
+
+// p is at the opening quote. A quote closes the string unless an odd number of backslashes precede it.
+static const char *skip_string(const char *p, const char *end) {
+    const char *content = p + 1;
+    for (const char *from = content;;) {
+        const char *quote = memchr(from, '"', (size_t)(end - from));
+        if (quote == NULL) return NULL;
+        size_t backslashes = 0;
+        while (quote - backslashes > content && *(quote - 1 - backslashes) == '\\') backslashes++;
+        if (backslashes % 2 == 0) return quote + 1;
+        from = quote + 1;
+    }
+}
+
+static const char *skip_value(const char *p, const char *end) {
+    if (p == end) return NULL;
+    if (*p == '"') return skip_string(p, end);
+    if (*p != '{' && *p != '[') {  // a number, true, false or null: up to the next delimiter
+        const char *start = p;
+        while (p < end && strchr(",}] \t\r\n", *p) == NULL) p++;
+        return p > start ? p : NULL;
+    }
+    char closers[MAX_DEPTH];
+    int depth = 0;
+    while (p < end) {
+        switch (*p) {
+        case '"':
+            if ((p = skip_string(p, end)) == NULL) return NULL;
+            continue;
+        case '{':
+        case '[':
+            if (depth == MAX_DEPTH) return NULL;
+            closers[depth++] = *p == '{' ? '}' : ']';
+            break;
+        case '}':
+        case ']':
+            if (depth == 0 || closers[--depth] != *p) return NULL;
+            if (depth == 0) return p + 1;
+            break;
         }
-    more:
-        fill();
+        p++;
     }
-}
-
-// Skip a JSON string starting at s[i] == '"'; returns index after closing quote or 0 on error.
-static size_t skip_string(const unsigned char *s, size_t n, size_t i) {
-    for (i++; i < n; i++) {
-        if (s[i] == '\\') { i++; continue; }
-        if (s[i] == '"') return i + 1;
-    }
-    return 0;
-}
-
-// Skip a JSON value (object/array balanced, string, or scalar); returns end index or 0.
-static size_t skip_value(const unsigned char *s, size_t n, size_t i) {
-    if (i >= n) return 0;
-    if (s[i] == '"') return skip_string(s, n, i);
-    if (s[i] == '{' || s[i] == '[') {
-        int depth = 0;
-        while (i < n) {
-            unsigned char c = s[i];
-            if (c == '"') { i = skip_string(s, n, i); if (!i) return 0; continue; }
-            if (c == '{' || c == '[') depth++;
-            else if (c == '}' || c == ']') { if (--depth == 0) return i + 1; }
-            i++;
-        }
-        return 0;
-    }
-    while (i < n && s[i] != ',' && s[i] != '}' && s[i] != ']') i++;
-    return i;
-}
-
-static const unsigned char *find(const unsigned char *s, size_t n, const char *k) {
-    size_t kl = strlen(k);
-    if (n < kl) return NULL;
-    for (size_t i = 0; i + kl <= n; i++) if (s[i] == (unsigned char)k[0] && memcmp(s + i, k, kl) == 0) return s + i + kl;
     return NULL;
 }
 
-// Top-level keys of one object: identifier string range, message value range, has "type".
-typedef struct { size_t is, ie, ms, me; int type, has_id, has_msg; } fields;
+struct range {
+    const char *start;
+    size_t length;
+};
 
-static int parse(const unsigned char *s, size_t n, fields *f) {
-    memset(f, 0, sizeof *f);
-    size_t i = 0;
-    while (i < n && s[i] != '{') i++;
-    if (i >= n) return 0;
-    i++;
+static int equals(struct range range, const char *text) {
+    return range.start != NULL && range.length == strlen(text) && memcmp(range.start, text, range.length) == 0;
+}
+
+struct frame_fields {
+    struct range identifier, message, type;  // identifier and type without their quotes
+};
+
+// Scans one top-level JSON object for its "identifier", "message" and "type" members; 0 if it is malformed.
+static int scan_object(const char *p, const char *end, struct frame_fields *fields) {
+    *fields = (struct frame_fields){0};
+    p = skip_space(p, end);
+    if (p == end || *p++ != '{') return 0;
+    p = skip_space(p, end);
+    if (p < end && *p == '}') return skip_space(p + 1, end) == end;
     for (;;) {
-        while (i < n && (s[i] == ' ' || s[i] == ',' || s[i] == '\n' || s[i] == '\t' || s[i] == '\r')) i++;
-        if (i >= n) return 0;
-        if (s[i] == '}') return 1;
-        if (s[i] != '"') return 0;
-        size_t ks = i + 1, ke = skip_string(s, n, i);
-        if (!ke) return 0;
-        size_t klen = ke - 1 - ks;
-        i = ke;
-        while (i < n && (s[i] == ' ' || s[i] == ':')) i++;
-        size_t vs = i, ve = skip_value(s, n, i);
-        if (!ve) return 0;
-        if (klen == 10 && memcmp(s + ks, "identifier", 10) == 0) {
-            if (s[vs] != '"') return 0;
-            f->is = vs + 1; f->ie = ve - 1; f->has_id = 1;
-        } else if (klen == 7 && memcmp(s + ks, "message", 7) == 0) {
-            f->ms = vs; f->me = ve; f->has_msg = 1;
-        } else if (klen == 4 && memcmp(s + ks, "type", 4) == 0) {
-            f->type = 1;
+        if (p == end || *p != '"') return 0;
+        const char *key_end = skip_string(p, end);
+        if (key_end == NULL) return 0;
+        struct range key = {p + 1, (size_t)(key_end - p - 2)};
+        p = skip_space(key_end, end);
+        if (p == end || *p++ != ':') return 0;
+        const char *value = skip_space(p, end);
+        if ((p = skip_value(value, end)) == NULL) return 0;
+        struct range whole = {value, (size_t)(p - value)}, inner = {value + 1, whole.length - 2};
+        if (equals(key, "identifier")) {
+            if (*value != '"') return 0;
+            fields->identifier = inner;
+        } else if (equals(key, "message")) {
+            fields->message = whole;
+        } else if (equals(key, "type")) {
+            if (*value != '"') return 0;
+            fields->type = inner;
         }
-        i = ve;
+        p = skip_space(p, end);
+        if (p == end) return 0;
+        if (*p == '}') return skip_space(p + 1, end) == end;
+        if (*p++ != ',') return 0;
+        p = skip_space(p, end);
     }
 }
 
-#define HB 4096
-static struct { char *s; size_t n; int used; } table[HB];
+// MARK: The connection.
 
-static uint32_t hash(const unsigned char *s, size_t n) {
-    uint32_t h = 2166136261u;
-    for (size_t i = 0; i < n; i++) { h ^= s[i]; h *= 16777619u; }
-    return h;
-}
+static int fd;
+static long long received;
+static int confirmed;
+static double started;
 
-static void insert(const char *s, size_t n) {
-    uint32_t h = hash((const unsigned char *)s, n) & (HB - 1);
-    while (table[h].used) h = (h + 1) & (HB - 1);
-    table[h].s = malloc(n); if (!table[h].s) die("out of memory");
-    memcpy(table[h].s, s, n); table[h].n = n; table[h].used = 1;
-}
-
-static int lookup(const unsigned char *s, size_t n) {
-    uint32_t h = hash(s, n) & (HB - 1);
-    while (table[h].used) {
-        if (table[h].n == n && memcmp(table[h].s, s, n) == 0) return 1;
-        h = (h + 1) & (HB - 1);
+static void send_all(const char *bytes, size_t length) {
+    while (length > 0) {
+        ssize_t sent = send(fd, bytes, length, MSG_NOSIGNAL);
+        if (sent < 0 && errno == EINTR) continue;
+        if (sent <= 0) die("send: %s", strerror(errno));
+        bytes += sent;
+        length -= (size_t)sent;
     }
+}
+
+// Appends a masked client text frame (fixed masking key) to out, which has room for length + 8 bytes.
+static size_t put_client_text(char *out, const char *payload, size_t length) {
+    static const uint8_t key[4] = {0x37, 0xfa, 0x21, 0x3d};
+    size_t header = 0;
+    out[header++] = (char)0x81;
+    if (length < 126) {
+        out[header++] = (char)(0x80 | length);
+    } else {  // the commands here are far below 64 KiB
+        out[header++] = (char)(0x80 | 126);
+        out[header++] = (char)(length >> 8);
+        out[header++] = (char)(length & 0xff);
+    }
+    memcpy(out + header, key, 4);
+    header += 4;
+    for (size_t index = 0; index < length; index++) out[header + index] = (char)(payload[index] ^ key[index % 4]);
+    return header + length;
+}
+
+static void subscribe_all(void) {
+    size_t capacity = (size_t)subscription_count * 128;
+    char *frames = allocate(capacity), *command = allocate(128);
+    size_t length = 0;
+    for (int index = 0; index < subscription_count; index++) {
+        int size = snprintf(command, 128, "{\"command\":\"subscribe\",\"identifier\":\"%s\"}",
+                            subscriptions[index].identifier);
+        if (size < 0 || size + 8 > 128) die("subscribe command too long");
+        length += put_client_text(frames + length, command, (size_t)size);
+    }
+    send_all(frames, length);
+    free(frames);
+    free(command);
+}
+
+// One text message. Returns 1 at the end marker.
+static int handle_text(const char *payload, size_t length) {
+    struct frame_fields fields;
+    if (!scan_object(payload, payload + length, &fields)) {
+        die("malformed JSON: %.*s", (int)(length < 200 ? length : 200), payload);
+    }
+    if (fields.type.start != NULL) {
+        if (equals(fields.type, "welcome")) {
+            subscribe_all();
+        } else if (equals(fields.type, "confirm_subscription")) {
+            struct subscription *subscription = lookup(fields.identifier.start, fields.identifier.length);
+            if (subscription == NULL) die("confirmation for an unknown identifier");
+            if (!subscription->confirmed) {
+                subscription->confirmed = 1;
+                if (++confirmed == subscription_count) started = now();
+            }
+        } else if (equals(fields.type, "reject_subscription") || equals(fields.type, "disconnect")) {
+            die("server sent %.*s", (int)length, payload);
+        }  // ping and anything else: skipped
+        return 0;
+    }
+    if (fields.identifier.start == NULL || fields.message.start == NULL) die("message without identifier");
+    struct subscription *subscription = lookup(fields.identifier.start, fields.identifier.length);
+    if (subscription == NULL) die("message for an unknown identifier");
+    if (equals(fields.message, "{\"end\":true}")) {
+        if (confirmed < subscription_count) die("end marker before every subscription was confirmed");
+        return 1;
+    }
+    subscription->count++;
+    received++;
     return 0;
 }
 
-int main(int argc, char **argv) {
-    if (argc != 4) die("usage: cable-floor ws://HOST:PORT/PATH N SUBS");
-    long total = strtol(argv[2], NULL, 10), subs = strtol(argv[3], NULL, 10);
-    if (total < 0 || subs < 1 || subs > 2000) die("bad N or SUBS");
-    const char *url = argv[1];
-    if (strncmp(url, "ws://", 5) != 0) die("URL must start with ws://");
-    char host[256], port[16] = "80", path[512] = "/";
-    const char *hp = url + 5, *slash = strchr(hp, '/');
-    size_t hpl = slash ? (size_t)(slash - hp) : strlen(hp);
-    if (hpl >= sizeof host) die("host too long");
-    memcpy(host, hp, hpl); host[hpl] = 0;
-    char *colon = strchr(host, ':');
-    if (colon) { *colon = 0; if (strlen(colon + 1) >= sizeof port) die("bad port"); strcpy(port, colon + 1); }
-    if (slash) { if (strlen(slash) >= sizeof path) die("path too long"); strcpy(path, slash); }
+// The length of the whole frame at bytes if it is buffered, else 0. Handles the text frames; rejects what a
+// server must not send.
+static size_t take_frame(const uint8_t *bytes, size_t available, int *at_end) {
+    if (available < 2) return 0;
+    int fin = bytes[0] & 0x80, opcode = bytes[0] & 0x0f;
+    if (bytes[0] & 0x70) die("reserved bits set (no extension was negotiated)");
+    if (bytes[1] & 0x80) die("masked frame from the server");
+    uint64_t length = bytes[1] & 0x7f;
+    size_t header = 2;
+    if (length == 126) {
+        if (available < 4) return 0;
+        length = (uint64_t)bytes[2] << 8 | bytes[3];
+        header = 4;
+    } else if (length == 127) {
+        if (available < 10) return 0;
+        length = 0;
+        for (int index = 2; index < 10; index++) length = length << 8 | bytes[index];
+        header = 10;
+    }
+    if (length > MAX_PAYLOAD) die("frame of %llu bytes", (unsigned long long)length);
+    if (opcode >= 8 && (!fin || length > 125)) die("fragmented or oversized control frame");
+    if (available - header < length) return 0;
+    const char *payload = (const char *)bytes + header;
+    switch (opcode) {
+    case 0x1:
+        if (!fin) die("fragmented message");
+        *at_end = handle_text(payload, (size_t)length);
+        break;
+    case 0x8: die("server closed the connection");
+    case 0x9:
+    case 0xa: break;  // pings are not answered
+    case 0x0: die("continuation without a message");
+    default: die("unexpected opcode %d", opcode);
+    }
+    return header + (size_t)length;
+}
 
-    struct addrinfo hints = {0}, *ai;
-    hints.ai_socktype = SOCK_STREAM;
-    if (getaddrinfo(host, port, &hints, &ai) != 0) die("cannot resolve host");
-    fd = socket(ai->ai_family, ai->ai_socktype, ai->ai_protocol);
-    if (fd < 0 || connect(fd, ai->ai_addr, ai->ai_addrlen) != 0) die("cannot connect");
-    freeaddrinfo(ai);
-    int one = 1; setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-    buf = malloc(cap); if (!buf) die("out of memory");
-
-    char req[1024];
-    int rl = snprintf(req, sizeof req,
-        "GET %s HTTP/1.1\r\nHost: %s:%s\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
-        "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n"
-        "Sec-WebSocket-Protocol: actioncable-v1-json\r\nOrigin: http://%s:%s\r\n\r\n", path, host, port, host, port);
-    if (rl <= 0 || (size_t)rl >= sizeof req) die("request too long");
-    send_all(req, (size_t)rl);
-    for (;;) {
-        const unsigned char *e = len >= 4 ? find(buf, len, "\r\n\r\n") : NULL;
-        if (e) {
-            if (len < 12 || memcmp(buf + 9, "101", 3) != 0) die("upgrade refused (status not 101)");
-            pos = (size_t)(e - buf);
-            break;
+static int connect_to(const char *url, char *host, size_t host_size, char *target, size_t target_size) {
+    if (strncmp(url, "ws://", 5) != 0) die("only ws:// URLs: %s", url);
+    const char *authority = url + 5, *slash = strchr(authority, '/');
+    size_t authority_length = slash ? (size_t)(slash - authority) : strlen(authority);
+    if (authority_length == 0 || authority_length >= host_size) die("bad URL %s", url);
+    memcpy(host, authority, authority_length);
+    host[authority_length] = 0;
+    snprintf(target, target_size, "%s", slash ? slash : "/");
+    char name[256];
+    snprintf(name, sizeof name, "%s", host);
+    char *colon = strrchr(name, ':');
+    if (colon) *colon = 0;
+    struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM}, *addresses;
+    int error = getaddrinfo(name, colon ? colon + 1 : "80", &hints, &addresses);
+    if (error != 0) die("%s: %s", name, gai_strerror(error));
+    int socket_fd = -1;
+    for (struct addrinfo *address = addresses; address != NULL && socket_fd < 0; address = address->ai_next) {
+        socket_fd = socket(address->ai_family, address->ai_socktype, address->ai_protocol);
+        if (socket_fd >= 0 && connect(socket_fd, address->ai_addr, address->ai_addrlen) != 0) {
+            close(socket_fd);
+            socket_fd = -1;
         }
-        fill();
     }
+    freeaddrinfo(addresses);
+    if (socket_fd < 0) die("connect to %s: %s", host, strerror(errno));
+    return socket_fd;
+}
 
-    char msg[256], id[128];
-    for (long i = 0; i < subs; i++) {
-        int ml = snprintf(msg, sizeof msg,
-            "{\"command\":\"subscribe\",\"identifier\":\"{\\\"channel\\\":\\\"BenchChannel\\\",\\\"sub\\\":%ld}\"}", i);
-        send_text(msg, (size_t)ml);
+int main(int argc, char **argv) {
+    char *end_n, *end_subs;
+    long long expected = argc == 4 ? strtoll(argv[2], &end_n, 10) : -1;
+    long subs = argc == 4 ? strtol(argv[3], &end_subs, 10) : 0;
+    if (argc != 4 || *end_n != 0 || *end_subs != 0 || expected < 0 || subs < 1 || subs > 1000000) {
+        fputs("usage: cable-floor URL N SUBS\n", stderr);
+        return 2;
     }
-    // Identifiers arrive JSON-escaped inside the frame; store the escaped form for lookup.
-    for (long i = 0; i < subs; i++) {
-        int il = snprintf(id, sizeof id, "{\\\"channel\\\":\\\"BenchChannel\\\",\\\"sub\\\":%ld}", i);
-        insert(id, (size_t)il);
-    }
+    make_subscriptions((int)subs);
+    char host[256], target[1024];
+    fd = connect_to(argv[1], host, sizeof host, target, sizeof target);
+    char request[2048];
+    int request_length = snprintf(request, sizeof request,
+                                  "GET %s HTTP/1.1\r\nHost: %s\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+                                  "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n"
+                                  "Sec-WebSocket-Protocol: actioncable-v1-json\r\n\r\n",
+                                  target, host);
+    send_all(request, (size_t)request_length);
 
-    const unsigned char *p; size_t n; fields f;
-    long confirmed = 0;
-    while (confirmed < subs) {
-        int op = next_frame(&p, &n);
-        if (op == 8) die("closed during subscribe");
-        if (op != 1) continue;
-        if (find(p, n, "\"confirm_subscription\"")) confirmed++;
-        else if (find(p, n, "\"reject_subscription\"")) die("subscription rejected");
+    // One buffer for the response head and then the frames: [start, fill) is unread.
+    size_t capacity = 4 * RECV_SIZE, start = 0, fill = 0;
+    char *buffer = allocate(capacity + 1);  // + 1: the head is read as a C string
+    int upgraded = 0, at_end = 0;
+    while (!at_end) {
+        if (capacity - fill < RECV_SIZE) {  // make room: drop what was read, then grow if a frame needs it
+            memmove(buffer, buffer + start, fill - start);
+            fill -= start;
+            start = 0;
+            if (capacity - fill < RECV_SIZE) {
+                capacity *= 2;
+                if ((buffer = realloc(buffer, capacity + 1)) == NULL) die("out of memory");
+            }
+        }
+        ssize_t count = recv(fd, buffer + fill, RECV_SIZE, 0);
+        if (count < 0 && errno == EINTR) continue;
+        if (count < 0) die("recv: %s", strerror(errno));
+        if (count == 0) die("connection closed before the end marker (%lld messages)", received);
+        fill += (size_t)count;
+        if (!upgraded) {  // the head: status 101 and the accept value for the fixed key
+            buffer[fill] = 0;
+            char *head_end = strstr(buffer, "\r\n\r\n");
+            if (head_end == NULL) {
+                if (fill > 16384) die("response head too long");
+                continue;
+            }
+            *head_end = 0;
+            if (strncmp(buffer, "HTTP/1.1 101 ", 13) != 0) die("upgrade refused: %s", buffer);
+            if (strstr(buffer, "s3pPLMBiTxaQ9kYGzzhZRbK+xOo=") == NULL) die("wrong Sec-WebSocket-Accept");
+            start = (size_t)(head_end + 4 - buffer);
+            upgraded = 1;
+        }
+        size_t length;
+        while (!at_end && (length = take_frame((uint8_t *)buffer + start, fill - start, &at_end)) > 0) start += length;
+        if (start == fill) start = fill = 0;
     }
-
-    struct timespec t0, t1;
-    clock_gettime(CLOCK_MONOTONIC, &t0);
-    long count = 0;
-    for (;;) {
-        int op = next_frame(&p, &n);
-        if (op == 8) die("connection closed by server");
-        if (op != 1) continue;
-        if (!parse(p, n, &f)) die("malformed frame");
-        if (f.type) continue;
-        if (!f.has_id || !f.has_msg) die("frame without identifier or message");
-        if (!lookup(p + f.is, f.ie - f.is)) die("unknown identifier");
-        if (f.me - f.ms == 12 && memcmp(p + f.ms, "{\"end\":true}", 12) == 0) break;
-        count++;
-    }
-    clock_gettime(CLOCK_MONOTONIC, &t1);
-    double secs = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
-    printf("received %ld in %.3f s\n", count, secs);
-    fflush(stdout);
+    printf("received %lld in %.6f s\n", received, now() - started);
+    free(buffer);
     close(fd);
-    return count == total ? 0 : 1;
+    return received == expected ? 0 : 1;
 }
