@@ -18,6 +18,9 @@
         private var outboundStart = 0
         private var readBuffer = SocketStream.readSpace()
         private var plainBuffer: [UInt8] = []
+        /// The socket and the wake pipe, for `poll`: kept, so that a wait (one per message at an app's
+        /// rates) allocates nothing.
+        private var pollSet = [pollfd](repeating: pollfd(), count: 2)
 
         /// 64 KiB to read into, not zero-filled: filling it would make every connection's whole buffer
         /// resident at once, most of an idle client's memory, while unwritten pages of fresh memory cost
@@ -87,22 +90,29 @@
 
         /// Reads what the socket has (up to a few buffers, to stay fair to writes) and passes each
         /// plaintext chunk to `consume`. Returns `false` once the peer has closed the stream.
+        ///
+        /// A read that does not fill the buffer took all the kernel had, so the loop stops there instead of
+        /// asking again to hear "would block": at an app's rates every message arrives alone, and that extra
+        /// `recv` was one of the five system calls each cost. Bytes that arrive meanwhile make the next `poll`
+        /// return at once. (Under TLS this holds too: the ciphertext goes to OpenSSL's memory buffer, and
+        /// `drainTLS` takes out every whole record before the loop looks at the count.)
         func readAvailable(_ consume: (inout ArraySlice<UInt8>) -> Void) throws -> Bool {
             for _ in 0..<16 {
                 let received = try readBuffer.withUnsafeMutableBytes { buffer throws in
                     try Syscall.recv(fd, buffer)
                 }
                 guard let received else { return true }  // would block
-                guard let tls else {
+                if let tls {
+                    readBuffer.withUnsafeBytes { buffer in
+                        tls.feed(UnsafeRawBufferPointer(rebasing: buffer[0..<received]))
+                    }
+                    if try !drainTLS(tls, consume) || received == 0 { return false }
+                } else {
                     if received == 0 { return false }
                     var chunk = readBuffer[0..<received]
                     consume(&chunk)
-                    continue
                 }
-                readBuffer.withUnsafeBytes { buffer in
-                    tls.feed(UnsafeRawBufferPointer(rebasing: buffer[0..<received]))
-                }
-                if try !drainTLS(tls, consume) || received == 0 { return false }
+                if received < readBuffer.count { return true }  // drained: see above
             }
             return true
         }
@@ -147,17 +157,15 @@
             var events: Int16 = 0
             if read { events |= Int16(POLLIN) }
             if write { events |= Int16(POLLOUT) }
-            var fds = [
-                pollfd(fd: fd, events: events, revents: 0),
-                pollfd(fd: wakeFD, events: Int16(POLLIN), revents: 0),
-            ]
+            pollSet[0] = pollfd(fd: fd, events: events, revents: 0)
+            pollSet[1] = pollfd(fd: wakeFD, events: Int16(POLLIN), revents: 0)
             let timeout = deadline?.pollTimeout ?? -1
-            _ = try Syscall.call32("poll") { poll(&fds, nfds_t(fds.count), timeout) }
+            _ = try Syscall.call32("poll") { poll(&pollSet, nfds_t(pollSet.count), timeout) }
             var readiness = Readiness()
-            let failed = fds[0].revents & Int16(POLLERR | POLLHUP | POLLNVAL) != 0
-            readiness.readable = fds[0].revents & Int16(POLLIN) != 0 || (read && failed)
-            readiness.writable = fds[0].revents & Int16(POLLOUT) != 0 || (write && failed)
-            readiness.woken = fds[1].revents != 0
+            let failed = pollSet[0].revents & Int16(POLLERR | POLLHUP | POLLNVAL) != 0
+            readiness.readable = pollSet[0].revents & Int16(POLLIN) != 0 || (read && failed)
+            readiness.writable = pollSet[0].revents & Int16(POLLOUT) != 0 || (write && failed)
+            readiness.woken = pollSet[1].revents != 0
             return readiness
         }
     }
