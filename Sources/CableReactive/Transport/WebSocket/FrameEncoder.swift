@@ -34,7 +34,11 @@ package enum FrameEncoder {
         var first = opcode.rawValue
         if fin { first |= 0x80 }
         if rsv1 { first |= 0x40 }
-        output.reserveCapacity(output.count + payload.count + 14)
+        // Room for the frame without defeating the array's doubling: reserving exactly `count + frame` on an
+        // `output` that collects many frames (a thousand `subscribe` commands queued in one turn) reallocated
+        // it for every frame, copying all the earlier ones each time.
+        let needed = output.count + payload.count + 14
+        if needed > output.capacity { output.reserveCapacity(max(needed, 2 * output.capacity)) }
         output.append(first)
         let count = payload.count
         if count <= 125 {
@@ -50,18 +54,24 @@ package enum FrameEncoder {
                 output.append(UInt8(truncatingIfNeeded: length >> UInt64(shift)))
             }
         }
-        let key: [UInt8] = [
-            UInt8(truncatingIfNeeded: maskingKey >> 24), UInt8(truncatingIfNeeded: maskingKey >> 16),
-            UInt8(truncatingIfNeeded: maskingKey >> 8), UInt8(truncatingIfNeeded: maskingKey),
-        ]
-        output.append(contentsOf: key)
+        // The key as it goes on the wire (its bytes in big-endian order), masked four bytes at a time, and
+        // without an array (an allocation for every frame sent).
+        let mask = maskingKey.bigEndian
+        withUnsafeBytes(of: mask) { output.append(contentsOf: $0) }
         let start = output.count
         output.append(contentsOf: payload)
-        output.withUnsafeMutableBufferPointer { buffer in
+        output.withUnsafeMutableBytes { frame in
             var index = 0
-            while index < count {
-                buffer[start + index] ^= key[index & 3]
-                index += 1
+            while count - index >= 4 {
+                let word = frame.loadUnaligned(fromByteOffset: start + index, as: UInt32.self)
+                frame.storeBytes(of: word ^ mask, toByteOffset: start + index, as: UInt32.self)
+                index += 4
+            }
+            withUnsafeBytes(of: mask) { key in
+                while index < count {
+                    frame[start + index] ^= key[index & 3]
+                    index += 1
+                }
             }
         }
     }
