@@ -133,21 +133,26 @@
             var reader = ClientFrameReader(fd: fd, buffered: input)
             var identifiers: [String] = []
             var seen = Set<String>()
+            var block: DataBlock?
             while identifiers.count < workload.subscriptions {
                 guard let text = reader.nextText() else { return nil }
                 guard text.contains(#""command":"subscribe""#), let literal = identifierLiteral(in: text) else {
                     continue
                 }
+                if seen.insert(literal).inserted { identifiers.append(literal) }
+                // The clients start their clocks at the last confirmation, so the block is built before it.
+                if identifiers.count == workload.subscriptions && workload.rate == 0 {
+                    block = DataBlock(workload, identifiers: identifiers)
+                }
                 let confirm = #"{"identifier":\#(literal),"type":"confirm_subscription"}"#
                 guard sendAll(fd, serverTextFrame(Array(confirm.utf8))) else { return nil }
-                if seen.insert(literal).inserted { identifiers.append(literal) }
             }
             var report: PacingReport?
-            if workload.rate > 0 {
+            if let block {
+                guard send(block, messages: workload.messages, fd: fd) else { return nil }
+            } else {
                 report = sendPaced(workload, identifiers: identifiers, fd: fd)
                 guard report != nil else { return nil }
-            } else {
-                guard sendData(workload, identifiers: identifiers, fd: fd) else { return nil }
             }
             guard let first = identifiers.first,
                 sendAll(fd, serverTextFrame(Array(CableWorkload.endFrame(identifier: first).utf8)))
@@ -156,32 +161,40 @@
             return report
         }
 
-        /// Sends `workload.messages` pre-encoded data frames, round-robin over `identifiers`.
-        private static func sendData(_ workload: CableWorkload, identifiers: [String], fd: Int32) -> Bool {
-            // A block holds whole rounds over the subscriptions: up to ~4,096 frames and ~1 MiB. It is built after
-            // the confirmations, inside the client's clock, so it must be cheap: a 4,096-frame block of 4 KiB
-            // messages took a quarter of a second to build, which was most of a short 4 KiB run for either client.
-            let frameBytes = workload.messageSize + 64
-            let rounds = max(1, min(4_096, (1 << 20) / frameBytes) / identifiers.count)
-            var block: [UInt8] = []
-            block.reserveCapacity(rounds * identifiers.count * (frameBytes + 16))
-            var ends: [Int] = []  // ends[i]: the byte offset after frame i of the block
-            for seq in 0..<(rounds * identifiers.count) {
-                let text = CableWorkload.dataFrame(
-                    identifier: identifiers[seq % identifiers.count], message: workload.message(seq: seq))
-                block += serverTextFrame(Array(text.utf8))
-                ends.append(block.count)
+        /// Pre-encoded data frames, round-robin over the subscriptions: whole rounds, up to ~4,096 frames and
+        /// ~1 MiB, sent over and over. Building one takes 25–60 ms, so ``run(_:fd:input:)`` builds it before the
+        /// last confirmation, outside the clients' clocks (inside them, it was most of a short run at 4 KiB
+        /// for the fastest client).
+        private struct DataBlock {
+            var bytes: [UInt8] = []
+            /// `ends[i]`: the byte offset after frame `i`.
+            var ends: [Int] = []
+
+            init(_ workload: CableWorkload, identifiers: [String]) {
+                let frameBytes = workload.messageSize + 64
+                let rounds = max(1, min(4_096, (1 << 20) / frameBytes) / identifiers.count)
+                bytes.reserveCapacity(rounds * identifiers.count * (frameBytes + 16))
+                for seq in 0..<(rounds * identifiers.count) {
+                    let text = CableWorkload.dataFrame(
+                        identifier: identifiers[seq % identifiers.count], message: workload.message(seq: seq))
+                    bytes += serverTextFrame(Array(text.utf8))
+                    ends.append(bytes.count)
+                }
             }
-            var remaining = workload.messages
+        }
+
+        /// Sends `messages` frames of `block`, from its start over and over.
+        private static func send(_ block: DataBlock, messages: Int, fd: Int32) -> Bool {
+            var remaining = messages
             var pings = Pings()
-            return block.withUnsafeBytes { bytes in
-                while remaining >= ends.count {
+            return block.bytes.withUnsafeBytes { bytes in
+                while remaining >= block.ends.count {
                     guard sendAll(fd, bytes) else { return false }
-                    remaining -= ends.count
+                    remaining -= block.ends.count
                     guard pings.sendIfDue(fd) else { return false }
                 }
                 guard remaining > 0 else { return true }
-                return sendAll(fd, UnsafeRawBufferPointer(rebasing: bytes[0..<ends[remaining - 1]]))
+                return sendAll(fd, UnsafeRawBufferPointer(rebasing: bytes[0..<block.ends[remaining - 1]]))
             }
         }
 
