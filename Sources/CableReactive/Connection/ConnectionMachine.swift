@@ -170,8 +170,12 @@ struct ConnectionMachine: Sendable {
         case .serverDisconnect(let id, let reason, let reconnect):
             serverDisconnect(id: id, reason: reason, reconnect: reconnect, now: now, random: &random)
         case .unsupportedProtocol(let id):
-            // Retrying cannot help (the Rails JS client also closes for good here).
-            if transportID == id { stop(reason: .unsupportedProtocol) }
+            // Retrying cannot help (the Rails JS client also closes for good here). Recorded like every other
+            // end of an attempt, so that an app showing `lastDisconnect` sees why this one stopped.
+            if transportID == id {
+                lost(.unsupportedProtocol)
+                stop(reason: .unsupportedProtocol)
+            }
         case .timerFired(let kind, let id): timerFired(kind, id: id, now: now, random: &random)
         case .unauthorizedAnswered(let id, let refreshed):
             unauthorizedAnswered(id: id, refreshed: refreshed, now: now, random: &random)

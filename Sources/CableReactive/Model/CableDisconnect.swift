@@ -40,6 +40,9 @@ public struct CableDisconnect: Sendable, Hashable, CustomStringConvertible {
         public static let stale = Kind("stale")
         /// `onRequest` threw.
         public static let requestFailed = Kind("request_failed")
+        /// The upgrade succeeded but the server chose the `actioncable-unsupported` subprotocol: it speaks none
+        /// of ours, and the client stops (``CableStopReason/unsupportedProtocol``) right after publishing this.
+        public static let unsupportedProtocol = Kind("unsupported_protocol")
 
         /// The kind's name, as logged: `server_disconnect`, `failed`, …
         public var description: String { name }

@@ -40,6 +40,29 @@ struct LastDisconnectTests {
         #expect(h.state == .connecting(attempt: 1))
     }
 
+    @Test("a server that chose actioncable-unsupported is recorded before the client stops")
+    func unsupportedProtocol() throws {
+        let h = try ClientHarness()
+        // Each value with the client's state at the moment it was published.
+        let seen = Locked<[(CableDisconnect?, CableState)]>([])
+        let state = h.client.state
+        let token = h.client.lastDisconnect.observe { last in seen.withLock { $0.append((last, state.value)) } }
+        h.client.connect()
+        let connection = try #require(h.fake.last)
+        connection.open(subprotocol: "actioncable-unsupported")
+        let last = try #require(Self.last(h))
+        #expect(last.kind == .unsupportedProtocol && last.kind.description == "unsupported_protocol")
+        #expect(!last.wasConnected && last.attempt == 0 && last.error == nil)
+        #expect(h.state == .stopped(reason: .unsupportedProtocol))
+        // Published before the stop, as every disconnect is published before the state that follows it.
+        let published = seen.withLock { $0.last }
+        #expect(published?.0 == last)
+        #expect(published?.1 != .stopped(reason: .unsupportedProtocol))
+        connection.finishClose()  // the transport's own end adds nothing
+        #expect(Self.last(h) == last)
+        withExtendedLifetime(token) {}
+    }
+
     @Test("a close frame records its code; a drop without one records the transport error")
     func closeAndDrop() throws {
         let h = try ClientHarness()

@@ -331,11 +331,19 @@ struct ConnectionBackoffTests {
 @Suite("ConnectionMachine: server disconnects and authorization")
 struct ServerDisconnectTests {
     @Test("actioncable-unsupported stops for good, closes the transport and logs the kind at WARN")
-    func unsupportedProtocolStops() {
+    func unsupportedProtocolStops() throws {
         var h = MachineHarness(maxReconnectAttempts: nil)
         let id = h.start()
         let actions = h.send(.unsupportedProtocol(id: id))
         #expect(h.state == .stopped(reason: .unsupportedProtocol))
+        // The disconnect is recorded, before the state that follows it.
+        let lost = try #require(
+            actions.firstIndex { action in
+                if case .lost(let disconnect) = action { return disconnect.kind == .unsupportedProtocol }
+                return false
+            })
+        let stopped = try #require(actions.firstIndex(of: .publish(.stopped(reason: .unsupportedProtocol))))
+        #expect(lost < stopped)
         #expect(actions.contains(.closeTransport(id: id)))
         #expect(actions.contains(.cancelTimer(.watchdog)))
         #expect(MachineHarness.delays(actions, .backoff).isEmpty)
