@@ -89,8 +89,16 @@ let package = Package(
             dependencies: ["BenchSupport"],
             path: "Benchmarks/CableBenchServer"
         ),
-        // CableBench next to the official Rails JS client under node, against CableBenchServer (see its header).
-        .executableTarget(name: "SideBySideBenchmark", path: "Benchmarks/SideBySideBenchmark"),
+        // The drivers' Foundation-using helpers (the C floor's compilation, reading a child's lines); never a
+        // dependency of CableBench, CableBenchServer or BenchSupport, which must not load Foundation.
+        .target(name: "BenchHost", path: "Benchmarks/BenchHost"),
+        // CableBench next to the official Rails JS client under node and the C floor, against CableBenchServer
+        // (see its header).
+        .executableTarget(
+            name: "SideBySideBenchmark",
+            dependencies: ["BenchHost"],
+            path: "Benchmarks/SideBySideBenchmark"
+        ),
         // Per-message latency and CPU per message: CableBench's latency mode next to Benchmarks/js/cable-latency.js,
         // against CableBenchServer's paced mode (see its header).
         .executableTarget(name: "LatencyBenchmark", path: "Benchmarks/LatencyBenchmark"),
