@@ -99,9 +99,13 @@ let package = Package(
             dependencies: ["BenchHost"],
             path: "Benchmarks/SideBySideBenchmark"
         ),
-        // Per-message latency and CPU per message: CableBench's latency mode next to Benchmarks/js/cable-latency.js,
-        // against CableBenchServer's paced mode (see its header).
-        .executableTarget(name: "LatencyBenchmark", path: "Benchmarks/LatencyBenchmark"),
+        // Per-message latency and CPU per message: CableBench's latency mode next to Benchmarks/js/cable-latency.js
+        // and the C floor's latency mode, against CableBenchServer's paced mode (see its header).
+        .executableTarget(
+            name: "LatencyBenchmark",
+            dependencies: ["BenchHost"],
+            path: "Benchmarks/LatencyBenchmark"
+        ),
         .executableTarget(
             name: "CableBenchmark",
             dependencies: ["BenchSupport", "CableReactive"],
