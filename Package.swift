@@ -31,6 +31,9 @@ let package = Package(
         .target(name: "CableReactivePreview", dependencies: ["CableReactive", "Signals"]),
         .target(name: "CableTesting", dependencies: ["CableReactive", "CableReactivePreview", "Signals"]),
         .testTarget(name: "SignalsTests", dependencies: ["Signals"]),
+        // LatencyHistogram's buckets and LatencySummary's text, which js/cable-latency.js and floor/cable-floor.c
+        // repeat.
+        .testTarget(name: "BenchSupportTests", dependencies: ["BenchSupport"]),
         // Links libcrypto itself: SHA1Tests checks our SHA-1 against OpenSSL's (the library only loads OpenSSL).
         .testTarget(
             name: "CableReactiveTests",
