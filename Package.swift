@@ -31,6 +31,9 @@ let package = Package(
         .target(name: "CableReactivePreview", dependencies: ["CableReactive", "Signals"]),
         .target(name: "CableTesting", dependencies: ["CableReactive", "CableReactivePreview", "Signals"]),
         .testTarget(name: "SignalsTests", dependencies: ["Signals"]),
+        // LatencyHistogram's buckets and LatencySummary's text, which js/cable-latency.js and floor/cable-floor.c
+        // repeat.
+        .testTarget(name: "BenchSupportTests", dependencies: ["BenchSupport"]),
         // Links libcrypto itself: SHA1Tests checks our SHA-1 against OpenSSL's (the library only loads OpenSSL).
         .testTarget(
             name: "CableReactiveTests",
@@ -89,11 +92,23 @@ let package = Package(
             dependencies: ["BenchSupport"],
             path: "Benchmarks/CableBenchServer"
         ),
-        // CableBench next to the official Rails JS client under node, against CableBenchServer (see its header).
-        .executableTarget(name: "SideBySideBenchmark", path: "Benchmarks/SideBySideBenchmark"),
-        // Per-message latency and CPU per message: CableBench's latency mode next to Benchmarks/js/cable-latency.js,
-        // against CableBenchServer's paced mode (see its header).
-        .executableTarget(name: "LatencyBenchmark", path: "Benchmarks/LatencyBenchmark"),
+        // The drivers' Foundation-using helpers (the C floor's compilation, reading a child's lines); never a
+        // dependency of CableBench, CableBenchServer or BenchSupport, which must not load Foundation.
+        .target(name: "BenchHost", path: "Benchmarks/BenchHost"),
+        // CableBench next to the official Rails JS client under node and the C floor, against CableBenchServer
+        // (see its header).
+        .executableTarget(
+            name: "SideBySideBenchmark",
+            dependencies: ["BenchHost"],
+            path: "Benchmarks/SideBySideBenchmark"
+        ),
+        // Per-message latency and CPU per message: CableBench's latency mode next to Benchmarks/js/cable-latency.js
+        // and the C floor's latency mode, against CableBenchServer's paced mode (see its header).
+        .executableTarget(
+            name: "LatencyBenchmark",
+            dependencies: ["BenchHost"],
+            path: "Benchmarks/LatencyBenchmark"
+        ),
         .executableTarget(
             name: "CableBenchmark",
             dependencies: ["BenchSupport", "CableReactive"],

@@ -54,12 +54,6 @@ package struct LatencyHistogram: Sendable {
         if value > max { max = value }
     }
 
-    package mutating func merge(_ other: LatencyHistogram) {
-        for index in counts.indices { counts[index] += other.counts[index] }
-        count += other.count
-        max = Swift.max(max, other.max)
-    }
-
     /// The value at quantile `q` (0.99 for p99): the highest value of the first bucket whose running count
     /// reaches `ceil(q × count)`, but never above `max` (what HdrHistogram reports). 0 when empty.
     package func value(atQuantile q: Double) -> UInt64 {

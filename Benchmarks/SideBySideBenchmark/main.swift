@@ -24,15 +24,14 @@
 // Never part of `swift test`.
 
 #if os(Linux)
+    import BenchHost
     import Foundation
 
     let arguments = CommandLine.arguments.dropFirst().compactMap { Int($0) }
     let messages64 = arguments.first ?? 1_000_000
     let runs = arguments.count > 1 ? arguments[1] : 3
     let bin = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
-    let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-        .deletingLastPathComponent()
-    let script = root.appendingPathComponent("Benchmarks/js/cable-bench.js").path
+    let script = BenchHost.root.appendingPathComponent("Benchmarks/js/cable-bench.js").path
     let needed = [
         bin.appendingPathComponent("CableBench").path, bin.appendingPathComponent("CableBenchServer").path,
         "/usr/share/nodejs/ws/package.json",
@@ -85,11 +84,7 @@
             if server.isRunning { server.terminate() }
             server.waitUntilExit()
         }
-        var line: [UInt8] = []
-        while line.last != 10, let byte = try pipe.fileHandleForReading.read(upToCount: 1), !byte.isEmpty {
-            line.append(contentsOf: byte)
-        }
-        let text = String(decoding: line, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+        let text = try BenchHost.readLine(pipe)
         guard text.hasPrefix("listening "), let port = Int(text.dropFirst("listening ".count)) else { return nil }
         let (output, status, peak) = try run(
             ["timeout", "300", "taskset", "-c", "0"] + client
@@ -127,27 +122,7 @@
         FileHandle.standardOutput.write(Data((text + "\n").utf8))
     }
 
-    /// Compiles the C floor reader into a temporary directory; nil (with a message) when no compiler works.
-    func compileFloor() -> String? {
-        let source = root.appendingPathComponent("Benchmarks/floor/cable-floor.c").path
-        let directory = FileManager.default.temporaryDirectory
-            .appendingPathComponent("cable-floor-\(ProcessInfo.processInfo.processIdentifier)")
-        try? FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        let output = directory.appendingPathComponent("cable-floor").path
-        for compiler in ["cc", "/opt/swift/usr/bin/clang"] {
-            let process = Process()
-            process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-            process.arguments = [compiler, "-O2", "-o", output, source]
-            guard (try? process.run()) != nil else { continue }
-            process.waitUntilExit()
-            if process.terminationStatus == 0 { return output }
-        }
-        try? FileManager.default.removeItem(at: directory)
-        emit("cannot compile \(source): neither cc nor /opt/swift/usr/bin/clang worked (install gcc or clang)")
-        return nil
-    }
-
-    guard let floor = compileFloor() else { exit(1) }
+    guard let floor = BenchHost.compileFloor() else { exit(1) }
 
     emit("messages/s (best of \(runs)) and peak RSS (highest); client on CPU 0, CableBenchServer on CPU 1")
     emit(
@@ -173,7 +148,7 @@
                     + "| \(ratio) | \(share) |")
         }
     }
-    try? FileManager.default.removeItem(at: URL(fileURLWithPath: floor).deletingLastPathComponent())
+    BenchHost.removeFloor(floor)
     exit(failed ? 1 : 0)
 #else
     print("SideBySideBenchmark pins processes with taskset and runs on Linux only.")

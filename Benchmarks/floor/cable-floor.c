@@ -1,8 +1,10 @@
-// The physical floor for SideBySideBenchmark: the least work an honest Action Cable reader can do, in plain C
-// (C11, POSIX, libc only), so that a client's rate can be read against what the loopback and the bytes allow.
+// The physical floor for SideBySideBenchmark and LatencyBenchmark: the least work an honest Action Cable reader
+// can do, in plain C (C11, POSIX, libc only), so that a client's rate, latency and CPU per message can be read
+// against what the loopback, the core and the bytes allow.
 //
 //     cc -O2 -o cable-floor Benchmarks/floor/cable-floor.c
-//     cable-floor ws://127.0.0.1:PORT/cable N SUBS
+//     cable-floor ws://127.0.0.1:PORT/cable N SUBS            (throughput)
+//     cable-floor ws://127.0.0.1:PORT/cable N SUBS latency    (latency, against `CableBenchServer N SUBS 64 RATE`)
 //
 // Same contract as CableBench and js/cable-bench.js: subscribes SUBS identifiers
 // {"channel":"BenchChannel","sub":i}, starts the clock (CLOCK_MONOTONIC) once all are confirmed, counts data
@@ -17,6 +19,19 @@
 // real client must not: UTF-8 validation, unescaping the identifier (it compares the escaped bytes, as the
 // server echoes them), decoding the message into values, fragmented messages (rejected; Action Cable servers
 // do not send them), answering pings, and a random masking key and Sec-WebSocket-Key.
+//
+// Latency mode: the contract of CableBench's latency mode and js/cable-latency.js. Every data message's message
+// object is {"t":<CLOCK_MONOTONIC ns at send>,"pad":"…"} (CableWorkload.stampedMessage); right after a data
+// frame's JSON is scanned the reader reads CLOCK_MONOTONIC, finds the message object's top-level "t" member
+// (scanning its members as above) and records now - t (0 if negative) in the 1,024-bucket log-linear histogram
+// of Benchmarks/BenchSupport/LatencyHistogram.swift (same buckets, quantiles and fractions; change all three
+// together). A message whose t is not a non-negative integer counts as unstamped. CPU and context switches are
+// getrusage(RUSAGE_SELF) from every subscription confirmed to the end marker. Prints LatencySummary's two lines
+//
+//     latency count=N p50=… p99=… p999=… max=… cpu=… nvcsw=… nivcsw=…
+//     dist <50us:… <100us:… <250us:… <500us:… <1ms:… <10ms:… >=10ms:…
+//
+// and exits 0 when N stamped messages arrived and none was unstamped, 1 otherwise, 2 for bad arguments.
 
 #define _POSIX_C_SOURCE 200809L
 
@@ -27,6 +42,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
@@ -53,6 +69,128 @@ static double now(void) {
     struct timespec time;
     clock_gettime(CLOCK_MONOTONIC, &time);
     return (double)time.tv_sec + (double)time.tv_nsec / 1e9;
+}
+
+static uint64_t monotonic_nanoseconds(void) {
+    struct timespec time;
+    clock_gettime(CLOCK_MONOTONIC, &time);
+    return (uint64_t)time.tv_sec * 1000000000u + (uint64_t)time.tv_nsec;
+}
+
+// MARK: Latency: LatencyHistogram's layout. Exact below 64 ns, then 32 buckets per power of two up to 2^36 ns;
+// the last bucket holds the rest. Bucket i >= 64 starts at (32 + i % 32) << (i / 32 - 1), 1 << (i / 32 - 1) wide.
+
+enum { BUCKETS = 1024 };
+
+static long long histogram[BUCKETS];
+static long long histogram_count, unstamped;
+static uint64_t histogram_max;
+
+static int bucket_of(uint64_t value) {
+    if (value < 32) return (int)value;
+    if (value >= (uint64_t)1 << 36) return BUCKETS - 1;
+    int exponent = 0;  // the index of the highest set bit: 5...35
+    for (int shift = 32; shift > 0; shift /= 2) {
+        if (value >> exponent >> shift) exponent += shift;
+    }
+    return (exponent - 5) * 32 + (int)(value >> (exponent - 5));
+}
+
+static uint64_t lower_bound(int index) {
+    return index < 64 ? (uint64_t)index : (uint64_t)(32 + index % 32) << (index / 32 - 1);
+}
+
+static uint64_t width(int index) { return index < 64 ? 1 : (uint64_t)1 << (index / 32 - 1); }
+
+static void record(uint64_t value) {
+    histogram[bucket_of(value)]++;
+    histogram_count++;
+    if (value > histogram_max) histogram_max = value;
+}
+
+// The highest value of the first bucket whose running count reaches ceil(q × count), never above the maximum.
+static uint64_t quantile(double q) {
+    if (histogram_count == 0) return 0;
+    double exact = q * (double)histogram_count;
+    long long rank = (long long)exact;
+    if ((double)rank < exact) rank++;  // ceil without libm
+    if (rank < 1) rank = 1;
+    long long running = 0;
+    for (int index = 0; index < BUCKETS; index++) {
+        running += histogram[index];
+        if (running >= rank) {
+            uint64_t top = lower_bound(index) + width(index) - 1;
+            return top < histogram_max ? top : histogram_max;
+        }
+    }
+    return histogram_max;
+}
+
+// The fraction of values below threshold ns; a bucket that straddles it counts in proportion.
+static double fraction_below(uint64_t threshold) {
+    if (histogram_count == 0) return 0;
+    double below = 0;
+    for (int index = 0; index < BUCKETS; index++) {
+        if (histogram[index] == 0) continue;
+        uint64_t lower = lower_bound(index), size = width(index);
+        if (lower + size <= threshold) {
+            below += (double)histogram[index];
+        } else if (lower < threshold) {
+            below += (double)histogram[index] * (double)(threshold - lower) / (double)size;
+        }
+    }
+    return below / (double)histogram_count;
+}
+
+// As LatencySummary.microseconds: one decimal, rounded half up from whole nanoseconds.
+static void print_microseconds(const char *name, uint64_t nanoseconds) {
+    uint64_t tenths = (nanoseconds + 50) / 100;
+    printf(" %s=%llu.%llu", name, (unsigned long long)(tenths / 10), (unsigned long long)(tenths % 10));
+}
+
+// As LatencySummary.fraction: clamped to 0...1, four decimals, rounded half away from zero (Swift's rounded()).
+static void print_fraction(const char *label, double value) {
+    double scaled = (value < 0 ? 0 : value > 1 ? 1 : value) * 10000;
+    long long whole = (long long)scaled;
+    if (scaled - (double)whole >= 0.5) whole++;
+    printf("%s:%lld.%04lld", label, whole / 10000, whole % 10000);
+}
+
+static struct rusage usage_start;
+
+static struct rusage resource_usage(void) {
+    struct rusage usage;
+    if (getrusage(RUSAGE_SELF, &usage) != 0) die("getrusage: %s", strerror(errno));
+    return usage;
+}
+
+static long long cpu_microseconds(const struct rusage *usage) {
+    return ((long long)usage->ru_utime.tv_sec + usage->ru_stime.tv_sec) * 1000000 + usage->ru_utime.tv_usec +
+           usage->ru_stime.tv_usec;
+}
+
+static void print_latency(const struct rusage *end) {
+    long long cpu = cpu_microseconds(end) - cpu_microseconds(&usage_start);
+    printf("latency count=%lld", histogram_count);
+    print_microseconds("p50", quantile(0.5));
+    print_microseconds("p99", quantile(0.99));
+    print_microseconds("p999", quantile(0.999));
+    print_microseconds("max", histogram_max);
+    printf(" cpu=%lld.%06lld nvcsw=%ld nivcsw=%ld\ndist ", cpu / 1000000, cpu % 1000000,
+           end->ru_nvcsw - usage_start.ru_nvcsw, end->ru_nivcsw - usage_start.ru_nivcsw);
+    static const struct {
+        const char *label;
+        uint64_t nanoseconds;
+    } thresholds[] = {{"<50us", 50000},   {"<100us", 100000}, {"<250us", 250000},
+                      {"<500us", 500000}, {"<1ms", 1000000},  {"<10ms", 10000000}};
+    double below = 0;
+    for (size_t index = 0; index < sizeof thresholds / sizeof *thresholds; index++) {
+        below = fraction_below(thresholds[index].nanoseconds);
+        print_fraction(thresholds[index].label, below);
+        putchar(' ');
+    }
+    print_fraction(">=10ms", histogram_count > 0 ? 1 - below : 0);
+    putchar('\n');
 }
 
 // MARK: Subscriptions: the identifiers sent, by their escaped bytes, in an open-addressing hash table.
@@ -201,12 +339,43 @@ static int scan_object(const char *p, const char *end, struct frame_fields *fiel
     }
 }
 
+// The message object's top-level "t" member as a non-negative integer (at most INT64_MAX, as CableBench reads
+// it), scanning the members as scan_object does; 0 when it is missing or not such an integer.
+static int stamp_of(struct range message, uint64_t *t) {
+    const char *p = message.start, *end = message.start + message.length;
+    if (*p++ != '{') return 0;
+    p = skip_space(p, end);
+    while (p < end && *p == '"') {
+        const char *key_end = skip_string(p, end);
+        if (key_end == NULL) return 0;
+        struct range key = {p + 1, (size_t)(key_end - p - 2)};
+        p = skip_space(key_end, end);
+        if (p == end || *p++ != ':') return 0;
+        const char *value = skip_space(p, end);
+        if ((p = skip_value(value, end)) == NULL) return 0;
+        if (equals(key, "t")) {
+            uint64_t number = 0;
+            for (const char *digit = value; digit < p; digit++) {
+                if (*digit < '0' || *digit > '9' || number > (INT64_MAX - (uint64_t)(*digit - '0')) / 10) return 0;
+                number = number * 10 + (uint64_t)(*digit - '0');
+            }
+            *t = number;
+            return 1;
+        }
+        p = skip_space(p, end);
+        if (p == end || *p++ != ',') return 0;
+        p = skip_space(p, end);
+    }
+    return 0;
+}
+
 // MARK: The connection.
 
 static int fd;
 static long long received;
 static int confirmed;
 static double started;
+static int latency_mode;
 
 static void send_all(const char *bytes, size_t length) {
     while (length > 0) {
@@ -265,7 +434,10 @@ static int handle_text(const char *payload, size_t length) {
             if (subscription == NULL) die("confirmation for an unknown identifier");
             if (!subscription->confirmed) {
                 subscription->confirmed = 1;
-                if (++confirmed == subscription_count) started = now();
+                if (++confirmed == subscription_count) {
+                    started = now();
+                    if (latency_mode) usage_start = resource_usage();
+                }
             }
         } else if (equals(fields.type, "reject_subscription") || equals(fields.type, "disconnect")) {
             die("server sent %.*s", (int)length, payload);
@@ -277,10 +449,22 @@ static int handle_text(const char *payload, size_t length) {
     if (subscription == NULL) die("message for an unknown identifier");
     if (equals(fields.message, "{\"end\":true}")) {
         if (confirmed < subscription_count) die("end marker before every subscription was confirmed");
+        if (latency_mode) {
+            struct rusage usage_end = resource_usage();
+            print_latency(&usage_end);
+        }
         return 1;
     }
     subscription->count++;
     received++;
+    if (latency_mode) {
+        uint64_t now = monotonic_nanoseconds(), t;
+        if (stamp_of(fields.message, &t)) {
+            record(now > t ? now - t : 0);
+        } else {
+            unstamped++;
+        }
+    }
     return 0;
 }
 
@@ -351,12 +535,14 @@ static int connect_to(const char *url, char *host, size_t host_size, char *targe
 
 int main(int argc, char **argv) {
     char *end_n, *end_subs;
-    long long expected = argc == 4 ? strtoll(argv[2], &end_n, 10) : -1;
-    long subs = argc == 4 ? strtol(argv[3], &end_subs, 10) : 0;
-    if (argc != 4 || *end_n != 0 || *end_subs != 0 || expected < 0 || subs < 1 || subs > 1000000) {
-        fputs("usage: cable-floor URL N SUBS\n", stderr);
+    int valid = argc == 4 || (argc == 5 && strcmp(argv[4], "latency") == 0);
+    long long expected = valid ? strtoll(argv[2], &end_n, 10) : -1;
+    long subs = valid ? strtol(argv[3], &end_subs, 10) : 0;
+    if (!valid || *end_n != 0 || *end_subs != 0 || expected < 0 || subs < 1 || subs > 1000000) {
+        fputs("usage: cable-floor URL N SUBS [latency]\n", stderr);
         return 2;
     }
+    latency_mode = argc == 5;
     make_subscriptions((int)subs);
     char host[256], target[1024];
     fd = connect_to(argv[1], host, sizeof host, target, sizeof target);
@@ -404,8 +590,10 @@ int main(int argc, char **argv) {
         while (!at_end && (length = take_frame((uint8_t *)buffer + start, fill - start, &at_end)) > 0) start += length;
         if (start == fill) start = fill = 0;
     }
-    printf("received %lld in %.6f s\n", received, now() - started);
+    if (!latency_mode) printf("received %lld in %.6f s\n", received, now() - started);
     free(buffer);
     close(fd);
-    return received == expected ? 0 : 1;
+    if (!latency_mode) return received == expected ? 0 : 1;
+    if (unstamped > 0) fprintf(stderr, "cable-floor: %lld unstamped messages\n", unstamped);
+    return histogram_count == expected && unstamped == 0 ? 0 : 1;
 }
