@@ -305,6 +305,23 @@ struct frame_fields {
     struct range identifier, message, type;  // identifier and type without their quotes
 };
 
+// Reads one object member at *p, `"key": value`, into key (without its quotes) and value, and moves *p past
+// it; 0 if it is malformed.
+static int scan_member(const char **p, const char *end, struct range *key, struct range *value) {
+    const char *at = *p;
+    if (at == end || *at != '"') return 0;
+    const char *key_end = skip_string(at, end);
+    if (key_end == NULL) return 0;
+    *key = (struct range){at + 1, (size_t)(key_end - at - 2)};
+    at = skip_space(key_end, end);
+    if (at == end || *at++ != ':') return 0;
+    const char *start = skip_space(at, end);
+    if ((at = skip_value(start, end)) == NULL) return 0;
+    *value = (struct range){start, (size_t)(at - start)};
+    *p = at;
+    return 1;
+}
+
 // Scans one top-level JSON object for its "identifier", "message" and "type" members; 0 if it is malformed.
 static int scan_object(const char *p, const char *end, struct frame_fields *fields) {
     *fields = (struct frame_fields){0};
@@ -313,15 +330,10 @@ static int scan_object(const char *p, const char *end, struct frame_fields *fiel
     p = skip_space(p, end);
     if (p < end && *p == '}') return skip_space(p + 1, end) == end;
     for (;;) {
-        if (p == end || *p != '"') return 0;
-        const char *key_end = skip_string(p, end);
-        if (key_end == NULL) return 0;
-        struct range key = {p + 1, (size_t)(key_end - p - 2)};
-        p = skip_space(key_end, end);
-        if (p == end || *p++ != ':') return 0;
-        const char *value = skip_space(p, end);
-        if ((p = skip_value(value, end)) == NULL) return 0;
-        struct range whole = {value, (size_t)(p - value)}, inner = {value + 1, whole.length - 2};
+        struct range key, whole;
+        if (!scan_member(&p, end, &key, &whole)) return 0;
+        const char *value = whole.start;
+        struct range inner = {value + 1, whole.length - 2};
         if (equals(key, "identifier")) {
             if (*value != '"') return 0;
             fields->identifier = inner;
@@ -346,16 +358,11 @@ static int stamp_of(struct range message, uint64_t *t) {
     if (*p++ != '{') return 0;
     p = skip_space(p, end);
     while (p < end && *p == '"') {
-        const char *key_end = skip_string(p, end);
-        if (key_end == NULL) return 0;
-        struct range key = {p + 1, (size_t)(key_end - p - 2)};
-        p = skip_space(key_end, end);
-        if (p == end || *p++ != ':') return 0;
-        const char *value = skip_space(p, end);
-        if ((p = skip_value(value, end)) == NULL) return 0;
+        struct range key, value;
+        if (!scan_member(&p, end, &key, &value)) return 0;
         if (equals(key, "t")) {
             uint64_t number = 0;
-            for (const char *digit = value; digit < p; digit++) {
+            for (const char *digit = value.start; digit < value.start + value.length; digit++) {
                 if (*digit < '0' || *digit > '9' || number > (INT64_MAX - (uint64_t)(*digit - '0')) / 10) return 0;
                 number = number * 10 + (uint64_t)(*digit - '0');
             }
