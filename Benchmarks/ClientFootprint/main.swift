@@ -17,6 +17,7 @@
 // 1 when something failed, 2 for bad arguments. Linux only. Never part of `swift test`.
 
 #if os(Linux)
+    import BenchSupport
     import CableReactive
     import Glibc
     import Signals
@@ -27,112 +28,23 @@
         import Foundation
     #endif
 
-    /// What /proc says about this process.
-    struct Sample {
-        var rssKiB: Int
-        var peakKiB: Int
-        var threads: Int
-        var fds: Int
-    }
-
     func fail(_ message: String, status: Int32 = 1) -> Never {
         let line = Array("ClientFootprint: \(message)\n".utf8)
         _ = line.withUnsafeBytes { write(STDERR_FILENO, $0.baseAddress, $0.count) }
         exit(status)
     }
 
-    /// The whole of a small file such as /proc/self/status, or nil.
-    func readFile(_ path: String) -> String? {
-        let fd = open(path, O_RDONLY)
-        guard fd >= 0 else { return nil }
-        defer { close(fd) }
-        var bytes: [UInt8] = []
-        var buffer = [UInt8](repeating: 0, count: 4096)
-        while true {
-            let count = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
-            if count < 0 && errno == EINTR { continue }
-            guard count >= 0 else { return nil }
-            if count == 0 { return String(decoding: bytes, as: UTF8.self) }
-            bytes += buffer[0..<count]
-        }
-    }
-
-    /// The open descriptors, not counting the one that lists them.
-    func openDescriptors() -> Int? {
-        guard let directory = opendir("/proc/self/fd") else { return nil }
-        defer { closedir(directory) }
-        var count = 0
-        while let entry = readdir(directory) {
-            if entry.pointee.d_name.0 != CChar(UInt8(ascii: ".")) { count += 1 }
-        }
-        return count - 1
-    }
+    typealias Sample = ProcessSample
 
     func sample() -> Sample {
-        guard let status = readFile("/proc/self/status"), let fds = openDescriptors() else {
-            fail("cannot read /proc/self")
-        }
-        func field(_ name: String) -> Int? {
-            let line = status.split(separator: "\n").first { $0.hasPrefix(name + ":") }
-            return line?.split(whereSeparator: { $0 == " " || $0 == "\t" }).dropFirst().first.flatMap { Int($0) }
-        }
-        guard let rss = field("VmRSS"), let peak = field("VmHWM"), let threads = field("Threads") else {
-            fail("/proc/self/status lacks VmRSS, VmHWM or Threads")
-        }
-        return Sample(rssKiB: rss, peakKiB: peak, threads: threads, fds: fds)
+        guard let sample = ProcessSample.now() else { fail("cannot read VmRSS, VmHWM and Threads in /proc/self") }
+        return sample
     }
 
     /// Lets RSS settle after the last confirmation, then samples.
     func settledSample() async -> Sample {
         try? await Task.sleep(nanoseconds: 1_000_000_000)
         return sample()
-    }
-
-    /// Starts FootprintServer from this executable's directory, its standard input and output on pipes, and
-    /// reads its `listening <port>` line. It stops when the returned descriptor (its input) is closed.
-    func startServer() -> (pid: pid_t, port: Int, input: Int32) {
-        var executable = CommandLine.arguments[0]
-        if !executable.contains("/") {
-            var path = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
-            let length = readlink("/proc/self/exe", &path, path.count - 1)
-            guard length > 0 else { fail("cannot find this executable") }
-            executable = String(decoding: path[0..<length].map { UInt8(bitPattern: $0) }, as: UTF8.self)
-        }
-        let server =
-            String(executable[..<(executable.lastIndex(of: "/") ?? executable.startIndex)]) + "/FootprintServer"
-        guard access(server, X_OK) == 0 else {
-            fail("missing \(server); build it: swift build -c release --product FootprintServer")
-        }
-        var input: [Int32] = [-1, -1]
-        var output: [Int32] = [-1, -1]
-        guard pipe(&input) == 0, pipe(&output) == 0 else { fail("pipe: errno \(errno)") }
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_adddup2(&actions, input[0], STDIN_FILENO)
-        posix_spawn_file_actions_adddup2(&actions, output[1], STDOUT_FILENO)
-        for fd in input + output { posix_spawn_file_actions_addclose(&actions, fd) }
-        let argv: [UnsafeMutablePointer<CChar>?] = [strdup(server), nil]
-        defer { free(argv[0]) }
-        var pid = pid_t()
-        let spawned = posix_spawn(&pid, server, &actions, nil, argv, environ)
-        guard spawned == 0 else { fail("posix_spawn \(server): errno \(spawned)") }
-        close(input[0])
-        close(output[1])
-        var line: [UInt8] = []
-        var byte: UInt8 = 0
-        while line.last != UInt8(ascii: "\n") {
-            let count = read(output[0], &byte, 1)
-            if count < 0 && errno == EINTR { continue }
-            guard count == 1 else { fail("FootprintServer exited before it listened") }
-            line.append(byte)
-        }
-        close(output[0])
-        let words = String(decoding: line, as: UTF8.self).split(whereSeparator: \.isWhitespace)
-        guard words.count == 2, words[0] == "listening", let port = Int(words[1]) else {
-            fail("FootprintServer said \(String(decoding: line, as: UTF8.self))")
-        }
-        return (pid, port, input[1])
     }
 
     /// Whether `subscription` is confirmed within 30 s.
@@ -144,19 +56,6 @@
         guard case .subscribed = state else { return false }
         return true
     }
-
-    /// `value` with `places` decimals (FoundationEssentials has no `String(format:)`).
-    func fixed(_ value: Double, _ places: Int = 2) -> String {
-        var scale = 1
-        for _ in 0..<places { scale *= 10 }
-        let scaled = Int((abs(value) * Double(scale)).rounded())
-        let fraction = String(scaled % scale)
-        let sign = value < 0 && scaled != 0 ? "-" : ""
-        let decimals = places > 0 ? "." + String(repeating: "0", count: places - fraction.count) + fraction : ""
-        return sign + String(scaled / scale) + decimals
-    }
-
-    func mib(_ kib: Int) -> String { fixed(Double(kib) / 1024) }
 
     func signed(_ text: String) -> String { text.hasPrefix("-") ? text : "+" + text }
 
@@ -176,7 +75,11 @@
         limit.rlim_cur = limit.rlim_max
         _ = setrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit)
     }
-    let server = startServer()
+    let server: FootprintServerProcess
+    switch FootprintServerProcess.start() {
+    case .success(let started): server = started
+    case .failure(let failure): fail(failure.description)
+    }
     guard let url = URL(string: "ws://127.0.0.1:\(server.port)/cable") else { fail("bad port \(server.port)") }
 
     let baseline = await settledSample()
@@ -280,10 +183,7 @@
     }
 
     for client in clients { client.close() }
-    close(server.input)
-    kill(server.pid, SIGTERM)
-    var status: Int32 = 0
-    waitpid(server.pid, &status, 0)
+    server.stop()
     exit(0)
 #else
     print("ClientFootprint reads /proc and runs on Linux only.")
