@@ -123,8 +123,14 @@ let package = Package(
         ),
         .executableTarget(
             name: "ClientFootprint",
-            dependencies: ["CableReactive", "Signals"],
+            dependencies: ["BenchSupport", "CableReactive", "Signals"],
             path: "Benchmarks/ClientFootprint"
+        ),
+        // Issue 27: one client through faults and bursts for minutes; fails if RSS, threads or descriptors grow.
+        .executableTarget(
+            name: "SoakBenchmark",
+            dependencies: ["BenchSupport", "CableReactive", "Signals"],
+            path: "Benchmarks/SoakBenchmark"
         ),
         // Playgrounds-linux: runnable examples (`swift run Chat`, …), each against an embedded LocalCableServer;
         // Scripts/test.d/70-playgrounds runs them. ReadmeSnippets holds the README's code, compiled.
