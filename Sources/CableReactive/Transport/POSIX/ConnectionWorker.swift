@@ -79,7 +79,9 @@
             try checkAbandoned()
             if deadline.hasPassed { throw WebSocketError(.timeout, detail: "name resolution") }
             let wakeFD = connection.wakeReadFD
-            let fd = try TCPConnector.connect(to: addresses, deadline: deadline, wakeFD: wakeFD) {
+            let fd = try TCPConnector.connect(
+                to: addresses, deadline: deadline, attemptDelay: options.connectionAttemptDelay, wakeFD: wakeFD
+            ) {
                 connection.drainWake()
                 try checkAbandoned()
             }
