@@ -114,6 +114,28 @@
                 "happy eyeballs: connected past the black hole (\(hole.isIPv6 ? "::1" : "127.0.0.2")) in \(elapsed) s")
         }
 
+        @Test("Happy Eyeballs: a whole WebSocket handshake through SocketTransport past a black hole")
+        func happyEyeballsThroughTransport() throws {
+            let peer = try Peers.plain.get()
+            let hole = try BlackHole()
+            let working = try #require(AddressResolver.literal(host: "127.0.0.1", port: UInt16(peer.port)))
+            var options = SocketTransport.Options()
+            let addresses = [hole.address] + working
+            options.resolver = { _, _ in addresses }
+            let pendingBefore = hole.pendingConnects
+            let started = Date()
+            let (connection, recorder) = connect("ws://dual-stack.test:\(peer.port)/echo", options: options)
+            #expect(recorder.waitOpened().first == .opened(protocol: nil))
+            let elapsed = Date().timeIntervalSince(started)
+            #expect(elapsed < 1, "opened after \(elapsed) s")
+            #expect(hole.pendingConnects == pendingBefore, "the black-holed attempt was closed")
+            #expect(connection.send(text: "through"))
+            #expect(recorder.waitTexts(1) == ["through"])
+            connection.close(code: .normalClosure, reason: "")
+            #expect(recorder.waitClosed() == .closed(code: .normalClosure, reason: ""))
+            print("happy eyeballs: WebSocket opened past the black hole in \(elapsed) s")
+        }
+
         @Test("Happy Eyeballs: an address that fails outright starts the next at once")
         func refusedStartsNextAtOnce() throws {
             let peer = try Peers.plain.get()
@@ -151,6 +173,52 @@
             let elapsed = Date().timeIntervalSince(started)
             #expect(elapsed >= 0.35 && elapsed < 1.5, "timed out after \(elapsed) s")
             #expect(hole.pendingConnects == pendingBefore)
+        }
+
+        @Test("a resolver that never answers fails the attempt at its deadline as a name resolution timeout")
+        func hungResolverTimesOut() throws {
+            let release = DispatchSemaphore(value: 0)
+            defer { release.signal() }
+            var options = SocketTransport.Options()
+            options.connectTimeout = 0.3
+            options.resolver = { _, _ throws(WebSocketError) in
+                release.wait()
+                throw WebSocketError(.dnsFailure, detail: "released")
+            }
+            let started = Date()
+            let (_, recorder) = connect("ws://hung.test:1/", options: options)
+            let closed = recorder.waitClosed()
+            let elapsed = Date().timeIntervalSince(started)
+            guard case .failed(let error) = closed else {
+                Issue.record("expected a failure, got \(String(describing: closed))")
+                return
+            }
+            #expect(error.kind == .timeout)
+            #expect(error.detail == "name resolution")
+            #expect(elapsed >= 0.25 && elapsed < 1, "failed after \(elapsed) s")
+        }
+
+        @Test("close() during a hung name resolution ends the attempt at once; the helper leaks nothing")
+        func closeDuringHungResolution() throws {
+            let entered = DispatchSemaphore(value: 0)
+            let release = DispatchSemaphore(value: 0)
+            let (fds, threads) = Self.settle(fds: 0, threads: 0, timeout: 0)
+            var options = SocketTransport.Options()
+            options.resolver = { _, _ throws(WebSocketError) in
+                entered.signal()
+                release.wait()
+                throw WebSocketError(.dnsFailure, detail: "released")
+            }
+            let (connection, recorder) = connect("ws://hung.test:1/", options: options)
+            #expect(entered.wait(timeout: .now() + 10) == .success)
+            let started = Date()
+            connection.close(code: .goingAway, reason: "bye")
+            #expect(recorder.waitClosed() == .closed(code: .goingAway, reason: "bye"))
+            #expect(Date().timeIntervalSince(started) < 0.5)
+            release.signal()  // the abandoned lookup returns; its thread must exit and hold nothing
+            let (fdsAfter, threadsAfter) = Self.settle(fds: fds, threads: threads)
+            #expect(fdsAfter <= fds, "descriptors: \(fds) before, \(fdsAfter) after")
+            #expect(threadsAfter <= threads, "threads: \(threads) before, \(threadsAfter) after")
         }
     }
 #endif

@@ -12,8 +12,9 @@
         var length: socklen_t
     }
 
-    /// Host name resolution with `getaddrinfo`, which blocks: call it only on a connection's own I/O
-    /// thread, never on the caller's.
+    /// Host name resolution with `getaddrinfo`, which blocks for as long as the system resolver takes (it
+    /// cannot be interrupted): a connection calls ``resolve(host:port:)`` on a helper thread it can abandon
+    /// (``PendingLookup``), never on its I/O thread or the caller's.
     package enum AddressResolver {
         /// Every TCP address for `host` and `port`, IPv4 and IPv6, in the resolver's order. IP literals
         /// resolve to themselves without a DNS query.

@@ -9,8 +9,8 @@
 
     /// RFC 6455 WebSockets over POSIX sockets, with TLS from OpenSSL: the default transport on Linux.
     ///
-    /// Each connection gets one dedicated I/O thread. That thread resolves the host (`getaddrinfo`,
-    /// never on the caller's thread), connects with Happy Eyeballs
+    /// Each connection gets one dedicated I/O thread. That thread resolves the host (`getaddrinfo`, on a
+    /// helper thread it can abandon, never on the caller's thread), connects with Happy Eyeballs
     /// (RFC 8305: IPv6 and IPv4 addresses interleaved, the next one started every
     /// ``Options-swift.struct/connectionAttemptDelay`` while earlier ones go on, the first to connect wins),
     /// runs the TLS handshake and the HTTP upgrade, and then waits in `poll` on the socket and a wake-up
@@ -60,8 +60,10 @@
         /// Limits and settings for every connection the transport opens.
         public struct Options: Sendable {
             /// Seconds allowed for name resolution, TCP connect, TLS handshake and HTTP upgrade
-            /// together. Default 10: generous for mobile networks, short enough to retry soon.
-            /// (A `getaddrinfo` call in progress cannot be interrupted; the timeout is checked after it.)
+            /// together. Default 10: generous for mobile networks, short enough to retry soon. A resolver
+            /// that has not answered by then fails the attempt with `.timeout` ("name resolution"), and
+            /// `close` abandons a lookup at once: `getaddrinfo` runs on a helper thread that is left to
+            /// finish on its own.
             public var connectTimeout: Double
             /// Seconds to wait for a pending TCP connect before also trying the next resolved address
             /// (Happy Eyeballs, RFC 8305 §5); the earlier attempts go on, the first to connect wins and
@@ -100,6 +102,10 @@
             /// Makes the random source of the `Sec-WebSocket-Key` and frame masking keys, once per
             /// connection. Default: `SystemRandomNumberGenerator`. Inject a seeded one in tests.
             public var makeRandomNumberGenerator: @Sendable () -> any RandomNumberGenerator
+            /// Resolves a host name that is not an IP literal to its TCP addresses, in preference order. It
+            /// runs on a helper thread of its own, which the connection abandons at its deadline or on
+            /// `close`, so it may block. Default ``AddressResolver/resolve(host:port:)``; tests inject one.
+            package var resolver: @Sendable (String, UInt16) throws(WebSocketError) -> [SocketAddress]
 
             /// Creates options; every parameter defaults to the value documented on its property.
             public init(
@@ -129,6 +135,7 @@
                 self.tlsPins = tlsPins
                 self.enablePerMessageDeflate = enablePerMessageDeflate
                 self.makeRandomNumberGenerator = makeRandomNumberGenerator
+                resolver = { host, port throws(WebSocketError) in try AddressResolver.resolve(host: host, port: port) }
             }
         }
 
