@@ -12,18 +12,29 @@
         var length: socklen_t
     }
 
-    /// Host name resolution with `getaddrinfo`, which blocks: call it only on a connection's own I/O
-    /// thread, never on the caller's.
+    /// Host name resolution with `getaddrinfo`, which blocks for as long as the system resolver takes (it
+    /// cannot be interrupted): a connection calls ``resolve(host:port:)`` on a helper thread it can abandon
+    /// (``PendingLookup``), never on its I/O thread or the caller's.
     package enum AddressResolver {
         /// Every TCP address for `host` and `port`, IPv4 and IPv6, in the resolver's order. IP literals
         /// resolve to themselves without a DNS query.
         ///
         /// - Throws: `WebSocketError(.dnsFailure)` when nothing resolves.
         package static func resolve(host: String, port: UInt16) throws(WebSocketError) -> [SocketAddress] {
+            try lookUp(host: host, port: port, flags: AI_NUMERICSERV)
+        }
+
+        /// The address of an IPv4 or IPv6 literal `host`, or `nil` when `host` is a name. Never queries DNS
+        /// (`AI_NUMERICHOST`), so it is safe on any thread.
+        package static func literal(host: String, port: UInt16) -> [SocketAddress]? {
+            try? lookUp(host: host, port: port, flags: AI_NUMERICSERV | AI_NUMERICHOST)
+        }
+
+        private static func lookUp(host: String, port: UInt16, flags: Int32) throws(WebSocketError) -> [SocketAddress] {
             var hints = addrinfo()
             hints.ai_family = AF_UNSPEC
             hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
-            hints.ai_flags = AI_NUMERICSERV
+            hints.ai_flags = flags
             var list: UnsafeMutablePointer<addrinfo>?
             let status = getaddrinfo(host, String(port), &hints, &list)
             guard status == 0, let first = list else {

@@ -4,6 +4,11 @@
     #else
         import Foundation
     #endif
+    #if canImport(Glibc)
+        import Glibc
+    #elseif canImport(Musl)
+        import Musl
+    #endif
 
     /// The I/O thread of one ``SocketTransport`` connection: resolves, connects, runs TLS and the
     /// upgrade, then the frame loop, and delivers every event to the handler on this thread.
@@ -75,11 +80,13 @@
             let endpoint = try WebSocketEndpoint(url: request.url)
             let deadline = Deadline.after(seconds: options.connectTimeout)
             try checkAbandoned()
-            let addresses = try AddressResolver.resolve(host: endpoint.host, port: endpoint.port)
+            let addresses = try resolve(host: endpoint.host, port: endpoint.port, deadline: deadline)
             try checkAbandoned()
             if deadline.hasPassed { throw WebSocketError(.timeout, detail: "name resolution") }
             let wakeFD = connection.wakeReadFD
-            let fd = try TCPConnector.connect(to: addresses, deadline: deadline, wakeFD: wakeFD) {
+            let fd = try TCPConnector.connect(
+                to: addresses, deadline: deadline, attemptDelay: options.connectionAttemptDelay, wakeFD: wakeFD
+            ) {
                 connection.drainWake()
                 try checkAbandoned()
             }
@@ -94,6 +101,31 @@
             }
             let (result, leftover) = try upgrade(stream, endpoint: endpoint, deadline: deadline)
             return try runSession(stream, handshake: result, leftover: leftover)
+        }
+
+        /// The addresses of `host`: an IP literal at once, a name through ``SocketTransport/Options-swift.struct/resolver``
+        /// on a helper thread (``PendingLookup``) while this thread waits on the wake pipe, so that neither the
+        /// deadline nor `close` waits for a resolver that does not answer.
+        ///
+        /// - Throws: `.timeout` ("name resolution") at the deadline, ``Abandoned`` on `close`, or the
+        ///   resolver's error.
+        private func resolve(host: String, port: UInt16, deadline: Deadline) throws -> [SocketAddress] {
+            if let literal = AddressResolver.literal(host: host, port: port) { return literal }
+            let (lookup, started) = PendingLookup.start(
+                host: host, port: port, resolver: options.resolver, connection: connection)
+            guard started == 0 else {
+                throw WebSocketError(.io(errno: started), detail: "pthread_create failed (name resolution)")
+            }
+            var wake = pollfd(fd: connection.wakeReadFD, events: Int16(POLLIN), revents: 0)
+            while true {
+                try checkAbandoned()
+                if let result = lookup.result { return try result.get() }
+                let timeout = deadline.pollTimeout
+                guard timeout > 0 else { throw WebSocketError(.timeout, detail: "name resolution") }
+                wake.revents = 0
+                _ = try Syscall.call32("poll") { poll(&wake, 1, timeout) }
+                if wake.revents != 0 { connection.drainWake() }  // before looking in the box again
+            }
         }
 
         /// Throws ``Abandoned`` when the caller has asked to close.

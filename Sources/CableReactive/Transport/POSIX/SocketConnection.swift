@@ -147,6 +147,12 @@
             }
         }
 
+        /// Wakes the I/O thread (unless a wake-up is already pending or the pipe is closed); a name lookup's
+        /// helper thread calls it when it has answered (``PendingLookup``).
+        func wake() {
+            shared.withLock { Self.wake(&$0) }
+        }
+
         private static func wake(_ state: inout Shared) {
             guard !state.wakeSignalled, state.wakeWrite >= 0 else { return }
             var byte: UInt8 = 1

@@ -9,11 +9,13 @@
 
     /// RFC 6455 WebSockets over POSIX sockets, with TLS from OpenSSL: the default transport on Linux.
     ///
-    /// Each connection gets one dedicated I/O thread. That thread resolves the host (`getaddrinfo`,
-    /// never on the caller's thread), connects to each address in turn, runs the TLS handshake and the
-    /// HTTP upgrade, and then waits in `poll` on the socket and a wake-up socket pair. `send` and
-    /// `close` only queue work under a lock and wake that thread, so they are cheap and safe from any
-    /// thread, including from inside the handler.
+    /// Each connection gets one dedicated I/O thread. That thread resolves the host (`getaddrinfo`, on a
+    /// helper thread it can abandon, never on the caller's thread), connects with Happy Eyeballs
+    /// (RFC 8305: IPv6 and IPv4 addresses interleaved, the next one started every
+    /// ``Options-swift.struct/connectionAttemptDelay`` while earlier ones go on, the first to connect wins),
+    /// runs the TLS handshake and the HTTP upgrade, and then waits in `poll` on the socket and a wake-up
+    /// socket pair. `send` and `close` only queue work under a lock and wake that thread, so they are cheap
+    /// and safe from any thread, including from inside the handler.
     ///
     /// **Threading.** The handler runs on the connection's I/O thread, serially and in wire order.
     /// Do not block in it: while it runs, the connection reads and writes nothing.
@@ -58,9 +60,19 @@
         /// Limits and settings for every connection the transport opens.
         public struct Options: Sendable {
             /// Seconds allowed for name resolution, TCP connect, TLS handshake and HTTP upgrade
-            /// together. Default 10: generous for mobile networks, short enough to retry soon.
-            /// (A `getaddrinfo` call in progress cannot be interrupted; the timeout is checked after it.)
+            /// together. Default 10: generous for mobile networks, short enough to retry soon. A resolver
+            /// that has not answered by then fails the attempt with `.timeout` ("name resolution"), and
+            /// `close` abandons a lookup at once: `getaddrinfo` runs on a helper thread that is left to
+            /// finish on its own.
             public var connectTimeout: Double
+            /// Seconds to wait for a pending TCP connect before also trying the next resolved address
+            /// (Happy Eyeballs, RFC 8305 §5); the earlier attempts go on, the first to connect wins and
+            /// the others are closed at once. An attempt that fails outright (refused, unreachable) starts
+            /// the next address without waiting. Addresses alternate between IPv6 and IPv4, IPv6 first, so
+            /// a dual-stack host whose IPv6 route drops packets connects over IPv4 this much later instead
+            /// of after the whole ``connectTimeout``. Default 0.25; clamped to 0.01...2 (the range RFC 8305
+            /// allows: shorter floods the network with attempts, longer gives up the point of racing).
+            public var connectionAttemptDelay: Double
             /// Seconds to wait for the peer's close frame after we sent ours before dropping the
             /// connection (reported as a `.timeout` failure). Default 5.
             public var closeTimeout: Double
@@ -90,10 +102,15 @@
             /// Makes the random source of the `Sec-WebSocket-Key` and frame masking keys, once per
             /// connection. Default: `SystemRandomNumberGenerator`. Inject a seeded one in tests.
             public var makeRandomNumberGenerator: @Sendable () -> any RandomNumberGenerator
+            /// Resolves a host name that is not an IP literal to its TCP addresses, in preference order. It
+            /// runs on a helper thread of its own, which the connection abandons at its deadline or on
+            /// `close`, so it may block. Default ``AddressResolver/resolve(host:port:)``; tests inject one.
+            package var resolver: @Sendable (String, UInt16) throws(WebSocketError) -> [SocketAddress]
 
             /// Creates options; every parameter defaults to the value documented on its property.
             public init(
                 connectTimeout: Double = 10,
+                connectionAttemptDelay: Double = 0.25,
                 closeTimeout: Double = 5,
                 maxFrameSize: Int = 1 << 20,
                 maxMessageSize: Int = 1 << 20,
@@ -109,6 +126,7 @@
                 // zlib and the 64-bit frame length handle more, but no sane message needs 4 GiB.
                 precondition(maxPendingSendBytes <= Int(UInt32.max), "API misuse: maxPendingSendBytes above 4 GiB")
                 self.connectTimeout = connectTimeout
+                self.connectionAttemptDelay = connectionAttemptDelay
                 self.closeTimeout = closeTimeout
                 self.maxFrameSize = maxFrameSize
                 self.maxMessageSize = maxMessageSize
@@ -117,6 +135,7 @@
                 self.tlsPins = tlsPins
                 self.enablePerMessageDeflate = enablePerMessageDeflate
                 self.makeRandomNumberGenerator = makeRandomNumberGenerator
+                resolver = { host, port throws(WebSocketError) in try AddressResolver.resolve(host: host, port: port) }
             }
         }
 
