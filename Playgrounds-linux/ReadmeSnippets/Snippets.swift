@@ -52,6 +52,19 @@ func tlsExample(url: URL, caFile: String) throws -> ActionCableClient {
     return client
 }
 
+/// The Linux transport's connect step: Happy Eyeballs and one deadline for the whole attempt.
+#if os(Linux)
+    func networksExample(url: URL) throws -> ActionCableClient {
+        // snippet:start networks
+        var options = SocketTransport.Options()
+        options.connectTimeout = 10  // name resolution, TCP, TLS and the upgrade, together
+        options.connectionAttemptDelay = 0.1  // race the next address after 100 ms instead of 250 ms
+        let client = try ActionCableClient(url: url, transport: SocketTransport(options: options))
+        // snippet:end
+        return client
+    }
+#endif
+
 /// The Apple transport's session configuration.
 #if canImport(Darwin)
     func sessionConfigurationExample(url: URL) throws -> ActionCableClient {
