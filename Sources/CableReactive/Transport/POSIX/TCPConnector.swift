@@ -42,7 +42,7 @@
             onWake: () throws -> Void
         ) throws -> Int32 {
             let ordered = interleave(addresses)
-            let delayNanos = UInt64(clampedAttemptDelay(attemptDelay) * 1e9)
+            let delay = clampedAttemptDelay(attemptDelay)
             var attempts = Attempts()
             defer { attempts.closeAll() }
             var next = 0
@@ -59,7 +59,7 @@
                         return finish(fd)
                     case .pending(let fd):
                         attempts.fds.append(fd)
-                        nextStart = Deadline(nanoseconds: Deadline.now.nanoseconds &+ delayNanos)
+                        nextStart = .after(seconds: delay)
                     case .failed(let code):
                         lastError = code
                     }
