@@ -129,6 +129,15 @@
         }
     }
 
+    /// Writes `"<executable>: message"` to standard error and exits with `status`: how the measuring tools
+    /// (ClientFootprint, SoakBenchmark) give up.
+    package func fail(_ message: String, status: Int32 = 1) -> Never {
+        let name = CommandLine.arguments.first.flatMap { $0.split(separator: "/").last }.map(String.init) ?? "benchmark"
+        let line = Array("\(name): \(message)\n".utf8)
+        _ = line.withUnsafeBytes { write(STDERR_FILENO, $0.baseAddress, $0.count) }
+        exit(status)
+    }
+
     /// `value` with `places` decimals (FoundationEssentials has no `String(format:)`).
     package func fixed(_ value: Double, _ places: Int = 2) -> String {
         var scale = 1

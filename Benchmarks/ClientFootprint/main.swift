@@ -28,12 +28,6 @@
         import Foundation
     #endif
 
-    func fail(_ message: String, status: Int32 = 1) -> Never {
-        let line = Array("ClientFootprint: \(message)\n".utf8)
-        _ = line.withUnsafeBytes { write(STDERR_FILENO, $0.baseAddress, $0.count) }
-        exit(status)
-    }
-
     typealias Sample = ProcessSample
 
     func sample() -> Sample {

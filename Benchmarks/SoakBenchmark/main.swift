@@ -35,12 +35,6 @@
         import Foundation
     #endif
 
-    func fail(_ message: String, status: Int32 = 1) -> Never {
-        let line = Array("SoakBenchmark: \(message)\n".utf8)
-        _ = line.withUnsafeBytes { write(STDERR_FILENO, $0.baseAddress, $0.count) }
-        exit(status)
-    }
-
     func row(_ cells: [String]) { print("| " + cells.joined(separator: " | ") + " |") }
 
     func seconds(since start: DispatchTime) -> Double {
