@@ -64,7 +64,7 @@ public struct CableDisconnect: Sendable, Hashable, CustomStringConvertible {
     public let error: WebSocketError?
 
     /// The HTTP status the upgrade was answered with, when it was refused (Rails answers 404 to a wrong Origin).
-    public var httpStatus: Int? { error?.kind.status }
+    public var httpStatus: Int? { error?.httpStatus }
 
     package init(
         kind: Kind, attempt: Int, wasConnected: Bool, serverReason: String? = nil, reconnect: Bool? = nil,

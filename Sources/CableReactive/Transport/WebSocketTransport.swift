@@ -125,7 +125,7 @@ public struct WebSocketError: Error, Hashable, Sendable, CustomStringConvertible
     public struct Kind: Hashable, Sendable, CustomStringConvertible {
         /// The kind's name, as logged: `dnsFailure`, `upgradeRejected`, …
         public let name: String
-        /// The HTTP status, for ``upgradeRejected(status:)``.
+        /// The HTTP status, for ``upgradeRejected(status:)`` and ``proxyRejected(status:)``.
         public let status: Int?
         /// The close code we sent, for ``protocolViolation(closeCode:)``.
         public let closeCode: WebSocketCloseCode?
@@ -160,6 +160,16 @@ public struct WebSocketError: Error, Hashable, Sendable, CustomStringConvertible
         public static let tlsUnavailable = Kind("tlsUnavailable")
         /// The server answered the upgrade with a status other than 101.
         public static func upgradeRejected(status: Int) -> Kind { Kind("upgradeRejected", status: status) }
+        /// The HTTP proxy refused the tunnel (`CONNECT`) with `status`: 407 when it wants credentials (401 is what
+        /// some proxies, tinyproxy among them, answer to wrong ones), 403 when it forbids the destination,
+        /// 502/503/504 (or 500) when it could not reach the server. 407, 401 and 403 stop the client (retrying
+        /// cannot change the proxy's answer); the others are retried. Not an
+        /// ``upgradeRejected(status:)``: the server was never asked, so ``CableDisconnect/httpStatus`` is `nil`
+        /// and a 403 here never calls `onUnauthorized`.
+        public static func proxyRejected(status: Int) -> Kind { Kind("proxyRejected", status: status) }
+        /// The proxy configured (or named by `https_proxy` and the like) cannot be used: a scheme other than
+        /// `http://`, no host, a bad port. The client stops rather than bypass a proxy the network may require.
+        public static let invalidProxy = Kind("invalidProxy")
         /// The upgrade response was malformed or did not match the request (accept key, headers, subprotocol).
         public static let invalidHandshake = Kind("invalidHandshake")
         /// The peer broke RFC 6455; we closed with `closeCode`.
@@ -174,10 +184,15 @@ public struct WebSocketError: Error, Hashable, Sendable, CustomStringConvertible
         public static let invalidURL = Kind("invalidURL")
 
         /// Whether retrying cannot help, so the client stops instead of retrying: ``certificate``,
-        /// ``insecureConnectionBlocked``, ``tlsUnavailable`` and ``invalidURL``. Offline, refused, lost and timed-out connections,
-        /// rejected upgrades and other TLS failures are retried.
+        /// ``insecureConnectionBlocked``, ``tlsUnavailable``, ``invalidURL``, ``invalidProxy``, and a proxy's 407,
+        /// 401 or 403. Offline, refused, lost and timed-out connections, rejected upgrades, other proxy refusals and
+        /// other TLS failures are retried.
         package var isPermanent: Bool {
-            self == .certificate || self == .insecureConnectionBlocked || self == .tlsUnavailable || self == .invalidURL
+            switch self {
+            case .certificate, .insecureConnectionBlocked, .tlsUnavailable, .invalidURL, .invalidProxy: true
+            case .proxyRejected(status: 407), .proxyRejected(status: 401), .proxyRejected(status: 403): true
+            default: false
+            }
         }
 
         /// The name with its value, e.g. `upgradeRejected(status: 404)`.
@@ -201,7 +216,7 @@ public struct WebSocketError: Error, Hashable, Sendable, CustomStringConvertible
     }
 
     /// The HTTP status of a rejected upgrade, if this is one.
-    package var httpStatus: Int? { kind.status }
+    package var httpStatus: Int? { kind.name == "upgradeRejected" ? kind.status : nil }
 
     /// The kind and detail; log-safe.
     public var description: String { detail.isEmpty ? "\(kind)" : "\(kind): \(detail)" }

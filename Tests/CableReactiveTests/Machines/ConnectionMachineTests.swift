@@ -362,7 +362,9 @@ struct ServerDisconnectTests {
         "a permanent transport failure stops at once, whatever maxReconnectAttempts says; others are retried",
         arguments: [
             (WebSocketError.Kind.certificate, true), (.insecureConnectionBlocked, true), (.tlsUnavailable, true),
-            (.invalidURL, true),
+            (.invalidURL, true), (.invalidProxy, true), (.proxyRejected(status: 407), true),
+            (.proxyRejected(status: 401), true), (.proxyRejected(status: 403), true),
+            (.proxyRejected(status: 502), false),
             (.tls, false), (.connectionRefused, false), (.dnsFailure, false), (.upgradeRejected(status: 404), false),
         ])
     func permanentFailureStops(kind: WebSocketError.Kind, permanent: Bool) {

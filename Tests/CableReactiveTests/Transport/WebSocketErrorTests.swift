@@ -23,21 +23,36 @@ struct WebSocketErrorTests {
         let kinds: [WebSocketError.Kind] = [
             .dnsFailure, .connectionRefused, .timeout, .tls, .upgradeRejected(status: 500), .invalidHandshake,
             .protocolViolation(closeCode: .protocolError), .abnormalClosure, .io(errno: 5), .invalidURL, .certificate,
-            .insecureConnectionBlocked, .tlsUnavailable,
+            .insecureConnectionBlocked, .tlsUnavailable, .proxyRejected(status: 407), .invalidProxy,
         ]
         #expect(Set(kinds).count == kinds.count)
         #expect(Set(kinds.map(\.name)).count == kinds.count)
     }
 
-    @Test("only certificate, App Transport Security, missing TLS library and URL failures are permanent")
+    @Test(
+        "only certificate, App Transport Security, missing TLS library, URL, proxy setting and proxy 407/403 failures are permanent"
+    )
     func permanentKinds() {
-        let permanent: [WebSocketError.Kind] = [.certificate, .insecureConnectionBlocked, .tlsUnavailable, .invalidURL]
+        let permanent: [WebSocketError.Kind] = [
+            .certificate, .insecureConnectionBlocked, .tlsUnavailable, .invalidURL, .invalidProxy,
+            .proxyRejected(status: 407), .proxyRejected(status: 401), .proxyRejected(status: 403),
+        ]
         let retried: [WebSocketError.Kind] = [
             .dnsFailure, .connectionRefused, .timeout, .tls, .upgradeRejected(status: 404),
             .upgradeRejected(status: 503), .invalidHandshake, .protocolViolation(closeCode: .protocolError),
-            .abnormalClosure, .io(errno: 104),
+            .abnormalClosure, .io(errno: 104), .proxyRejected(status: 502), .proxyRejected(status: 503),
+            .proxyRejected(status: 504), .proxyRejected(status: 500), .upgradeRejected(status: 407),
         ]
         #expect(permanent.allSatisfy { $0.isPermanent })
         #expect(!retried.contains { $0.isPermanent })
+    }
+
+    @Test("a proxy's refusal carries its status but is no upgrade status: a proxy 403 never looks like the server's")
+    func proxyStatusIsNotTheUpgradeStatus() {
+        let proxy = WebSocketError(.proxyRejected(status: 403))
+        #expect(proxy.kind.status == 403)
+        #expect(proxy.httpStatus == nil)
+        #expect(WebSocketError(.upgradeRejected(status: 403)).httpStatus == 403)
+        #expect("\(proxy.kind)" == "proxyRejected(status: 403)")
     }
 }

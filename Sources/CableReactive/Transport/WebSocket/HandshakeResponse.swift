@@ -66,7 +66,7 @@ package enum HandshakeValidator {
         let text = String(decoding: head, as: UTF8.self)
         var lines = text.split(separator: "\r\n", omittingEmptySubsequences: false)[...]
         guard let statusLine = lines.popFirst() else { throw invalid("empty response") }
-        let status = try parseStatus(statusLine)
+        let status = try HTTPStatusLine.status(of: statusLine, versions: ["HTTP/1.1"])
         guard status == 101 else { throw WebSocketError(.upgradeRejected(status: status)) }
 
         var headers: [String: String] = [:]
@@ -97,15 +97,28 @@ package enum HandshakeValidator {
         return result
     }
 
-    private static func parseStatus(_ line: Substring) throws(WebSocketError) -> Int {
+    private static func invalid(_ detail: String) -> WebSocketError {
+        WebSocketError(.invalidHandshake, detail: detail)
+    }
+}
+
+/// The status line of an HTTP/1 response: `VERSION CODE [REASON]`.
+package enum HTTPStatusLine {
+    /// The three-digit status of `line` when its version is one of `versions`.
+    ///
+    /// - Throws: `.invalidHandshake` ("malformed status line") otherwise.
+    package static func status(of line: Substring, versions: Set<Substring>) throws(WebSocketError) -> Int {
         let parts = line.split(separator: " ", maxSplits: 2, omittingEmptySubsequences: false)
-        guard parts.count >= 2, parts[0] == "HTTP/1.1", parts[1].count == 3,
+        guard parts.count >= 2, versions.contains(parts[0]), parts[1].count == 3,
             let status = Int(parts[1]), (100...999).contains(status)
-        else { throw invalid("malformed status line") }
+        else { throw WebSocketError(.invalidHandshake, detail: "malformed status line") }
         return status
     }
 
-    private static func invalid(_ detail: String) -> WebSocketError {
-        WebSocketError(.invalidHandshake, detail: detail)
+    /// The status of a response head's first line; as the other overload reads it.
+    package static func status(of head: [UInt8], versions: Set<Substring>) throws(WebSocketError) -> Int {
+        let text = String(decoding: head, as: UTF8.self)
+        let line = text.split(separator: "\r\n", maxSplits: 1, omittingEmptySubsequences: false).first ?? ""
+        return try status(of: line, versions: versions)
     }
 }
