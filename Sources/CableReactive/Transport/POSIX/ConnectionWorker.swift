@@ -79,8 +79,32 @@
             }
             let endpoint = try WebSocketEndpoint(url: request.url)
             let deadline = Deadline.after(seconds: options.connectTimeout)
+            let proxy = try options.proxy.route(for: endpoint)
             try checkAbandoned()
-            let addresses = try resolve(host: endpoint.host, port: endpoint.port, deadline: deadline)
+            let stream = try open(
+                host: proxy?.host ?? endpoint.host, port: proxy?.port ?? endpoint.port, deadline: deadline)
+            // What the server sent through the tunnel with the proxy's answer (nothing, for a server that
+            // waits for the client as TLS and WebSocket servers do): the start of the next stage's input.
+            var early: ArraySlice<UInt8> = []
+            if let proxy { early = try openTunnel(stream, through: proxy, to: endpoint, deadline: deadline) }
+            if endpoint.isSecure {
+                try checkAbandoned()  // an attempt closed while connecting does not start TLS
+                let tls = try TLSSession(
+                    host: endpoint.host, isIPLiteral: endpoint.isIPLiteral, caFile: options.tlsCAFilePath,
+                    pins: options.tlsPins)
+                early.withUnsafeBytes { tls.feed($0) }
+                early = []
+                stream.tls = tls
+                try handshakeTLS(stream, deadline: deadline)
+            }
+            let (result, leftover) = try upgrade(stream, endpoint: endpoint, early: early, deadline: deadline)
+            return try runSession(stream, handshake: result, leftover: leftover)
+        }
+
+        /// Resolves `host` and connects to it: the server, or the proxy in front of it.
+        private func open(host: String, port: UInt16, deadline: Deadline) throws -> SocketStream {
+            try checkAbandoned()
+            let addresses = try resolve(host: host, port: port, deadline: deadline)
             try checkAbandoned()
             if deadline.hasPassed { throw WebSocketError(.timeout, detail: "name resolution") }
             let wakeFD = connection.wakeReadFD
@@ -92,15 +116,47 @@
             }
             let stream = SocketStream(fd: fd, wakeFD: wakeFD)
             self.stream = stream
-            if endpoint.isSecure {
-                try checkAbandoned()  // an attempt closed while connecting does not start TLS
-                stream.tls = try TLSSession(
-                    host: endpoint.host, isIPLiteral: endpoint.isIPLiteral, caFile: options.tlsCAFilePath,
-                    pins: options.tlsPins)
-                try handshakeTLS(stream, deadline: deadline)
+            return stream
+        }
+
+        /// Asks the proxy for a tunnel to `endpoint` and waits for its answer. Returns the bytes that came
+        /// after the answer's head, which are the server's.
+        ///
+        /// - Throws: `.proxyRejected(status:)` when the proxy refuses, `.timeout` ("proxy CONNECT") at the
+        ///   deadline, `.invalidHandshake` for an answer that is not HTTP or a proxy that hangs up.
+        private func openTunnel(
+            _ stream: SocketStream,
+            through proxy: SocketTransport.HTTPProxy,
+            to endpoint: WebSocketEndpoint,
+            deadline: Deadline
+        ) throws -> ArraySlice<UInt8> {
+            try stream.queue(ProxyTunnel.request(to: endpoint, through: proxy))
+            try stream.flush()
+            var reader = ProxyTunnel.ResponseReader()
+            var tunnel: ArraySlice<UInt8>?
+            var failure: WebSocketError?
+            while tunnel == nil {
+                try waitDuringSetup(stream, read: true, deadline: deadline, step: "proxy CONNECT")
+                let open = try stream.readAvailable { chunk in
+                    defer { chunk = chunk[chunk.endIndex...] }
+                    guard failure == nil else { return }
+                    if let early = tunnel {
+                        tunnel = early + chunk
+                        return
+                    }
+                    do throws(WebSocketError) {
+                        tunnel = try reader.append(chunk)
+                    } catch {
+                        failure = error
+                    }
+                }
+                if let failure { throw failure }
+                if tunnel == nil && !open {
+                    throw WebSocketError(
+                        .invalidHandshake, detail: "proxy closed the connection before answering CONNECT")
+                }
             }
-            let (result, leftover) = try upgrade(stream, endpoint: endpoint, deadline: deadline)
-            return try runSession(stream, handshake: result, leftover: leftover)
+            return tunnel ?? []
         }
 
         /// The addresses of `host`: an IP literal at once, a name through ``SocketTransport/Options-swift.struct/resolver``
@@ -163,6 +219,7 @@
         private func upgrade(
             _ stream: SocketStream,
             endpoint: WebSocketEndpoint,
+            early: ArraySlice<UInt8>,
             deadline: Deadline
         ) throws -> (HandshakeResult, ArraySlice<UInt8>) {
             var nonce: [UInt8] = []
@@ -180,7 +237,7 @@
             try stream.queue(handshake.bytes)
             try stream.flush()
             var reader = HandshakeResponseReader()
-            var response: (head: [UInt8], rest: ArraySlice<UInt8>)?
+            var response = early.isEmpty ? nil : try reader.append(early)
             var failure: WebSocketError?
             while response == nil {
                 try waitDuringSetup(stream, read: true, deadline: deadline, step: "HTTP upgrade")

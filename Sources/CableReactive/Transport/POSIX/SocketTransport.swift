@@ -99,6 +99,10 @@
             /// Offers permessage-deflate (RFC 7692) in the upgrade. Default `false`: Action Cable
             /// messages are small and compressing them mostly costs CPU.
             public var enablePerMessageDeflate: Bool
+            /// How connections reach the server: ``Proxy-swift.enum/direct`` (the default), through an
+            /// ``HTTPProxy`` with `CONNECT`, or as `https_proxy` / `http_proxy` / `no_proxy` say
+            /// (``Proxy-swift.enum/environment``).
+            public var proxy: Proxy
             /// Makes the random source of the `Sec-WebSocket-Key` and frame masking keys, once per
             /// connection. Default: `SystemRandomNumberGenerator`. Inject a seeded one in tests.
             public var makeRandomNumberGenerator: @Sendable () -> any RandomNumberGenerator
@@ -118,6 +122,7 @@
                 tlsCAFilePath: String? = nil,
                 tlsPins: Set<CertificatePin> = [],
                 enablePerMessageDeflate: Bool = false,
+                proxy: Proxy = .direct,
                 makeRandomNumberGenerator: @escaping @Sendable () -> any RandomNumberGenerator = {
                     SystemRandomNumberGenerator()
                 }
@@ -134,6 +139,7 @@
                 self.tlsCAFilePath = tlsCAFilePath
                 self.tlsPins = tlsPins
                 self.enablePerMessageDeflate = enablePerMessageDeflate
+                self.proxy = proxy
                 self.makeRandomNumberGenerator = makeRandomNumberGenerator
                 resolver = { host, port throws(WebSocketError) in try AddressResolver.resolve(host: host, port: port) }
             }
