@@ -73,6 +73,7 @@
             let text = String(decoding: head, as: UTF8.self)
             condition.lock()
             requestHead = text
+            condition.broadcast()
             condition.unlock()
             let keyLine = text.split(separator: "\r\n").first { $0.lowercased().hasPrefix("sec-websocket-key:") }
             let key =
@@ -119,6 +120,17 @@
                 searched = received.count
                 if finished || !condition.wait(until: deadline) { return false }
             }
+        }
+
+        /// The request head the client sent, as soon as it has arrived (or "" after `timeout`).
+        func waitForRequestHead(timeout: Double = 10) -> String {
+            let deadline = Date(timeIntervalSinceNow: timeout)
+            condition.lock()
+            defer { condition.unlock() }
+            while requestHead.isEmpty && !finished {
+                if !condition.wait(until: deadline) { break }
+            }
+            return requestHead
         }
 
         /// The upgrade request the client sent, once the connection has ended.
