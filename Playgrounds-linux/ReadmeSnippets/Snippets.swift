@@ -63,6 +63,23 @@ func tlsExample(url: URL, caFile: String) throws -> ActionCableClient {
         // snippet:end
         return client
     }
+
+    func proxyExample(url: URL) throws -> [ActionCableClient] {
+        // snippet:start proxy
+        // A proxy the app configures: credentials, and hosts reached without it (curl's no_proxy syntax).
+        let corporate = try SocketTransport.HTTPProxy(
+            url: "http://alice:s3cret@proxy.corp:3128", bypass: ".corp, 10.0.0.0/8")
+        let behindProxy = try ActionCableClient(
+            url: url, transport: SocketTransport(options: .init(proxy: .http(corporate))))
+
+        // Or what https_proxy (wss://), http_proxy (ws://), all_proxy and no_proxy say, read at every attempt.
+        let likeCurl = try ActionCableClient(url: url, transport: SocketTransport(options: .init(proxy: .environment)))
+
+        // A proxy that refuses the tunnel: lastDisconnect.value?.error?.kind == .proxyRejected(status: 407);
+        // 407, 401 and 403 stop the client, 502 and the like are retried.
+        // snippet:end
+        return [behindProxy, likeCurl]
+    }
 #endif
 
 /// The Apple transport's session configuration.
