@@ -6,16 +6,20 @@ import Dispatch
     import Foundation
 #endif
 
-/// A source of time: when it is, and running work later. CableReactive's client takes one, so that every
-/// timing rule can be tested without sleeping: pass a ``DispatchScheduler`` in the app and a
-/// ``VirtualTimeScheduler`` in tests.
+/// A source of time: when it is, and running work later. The time operators (``Signal/debounce(for:scheduler:)``,
+/// ``Signal/throttle(for:scheduler:latest:)``, ``Signal/delay(for:scheduler:)``, ``Signal/timeout(_:scheduler:fallback:)``)
+/// and CableReactive's client take one, so that every timing rule can be tested without sleeping: pass a
+/// ``DispatchScheduler`` in the app and a ``VirtualTimeScheduler`` in tests.
 ///
 /// Not named `Scheduler`: Combine has a `Scheduler` protocol, and apps import both modules.
 ///
 /// ```swift
 /// let scheduler = VirtualTimeScheduler()
-/// let work = scheduler.schedule(after: 2) { print("two seconds later") }
-/// scheduler.advance(by: 2)                          // Prints: two seconds later
+/// let query = MutableEventStream<String>()
+/// let token = query.debounce(for: 0.3, scheduler: scheduler).observe { print("search", $0) }
+/// query.send("ca")
+/// query.send("cab")
+/// scheduler.advance(by: 0.3)                        // Prints: search cab
 /// ```
 ///
 /// Implementation requirements: ``schedule(after:_:)`` never runs `work` synchronously and never blocks;

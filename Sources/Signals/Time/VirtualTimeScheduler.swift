@@ -17,9 +17,12 @@
 ///
 /// ```swift
 /// let scheduler = VirtualTimeScheduler()
-/// let work = scheduler.schedule(after: 2) { print("fired at", scheduler.now) }
+/// let typing = MutableEventStream<String>()
+/// let token = typing.throttle(for: 2, scheduler: scheduler, latest: true).observe { print($0) }
+/// typing.send("h")                                  // Prints: h
+/// typing.send("he")
 /// #expect(scheduler.pendingDelays == [2])
-/// scheduler.advance(by: 2)                          // Prints: fired at 2.0
+/// scheduler.advance(by: 2)                          // Prints: he
 /// ```
 public final class VirtualTimeScheduler: SignalScheduler, Sendable {
     private struct Item: Sendable {
