@@ -1,6 +1,6 @@
 import Signals
 
-/// The client's source of time: Signals' ``Signals/SignalScheduler``, under the name the client's API has
+/// The client's source of time: Signals' `SignalScheduler`, under the name the client's API has
 /// always used. One notion of time in the package: the client's timers and Signals' time operators run on
 /// the same schedulers (`DispatchScheduler` in an app, `ManualScheduler`, which is Signals'
 /// `VirtualTimeScheduler`, in tests), and code written against `CableScheduler` compiles unchanged.
@@ -10,8 +10,8 @@ import Signals
 /// ```
 public typealias CableScheduler = SignalScheduler
 
-/// Signals' ``Signals/DispatchScheduler``, so that an app that imports only CableReactive can name it.
+/// Signals' `DispatchScheduler`, so that an app that imports only CableReactive can name it.
 public typealias DispatchScheduler = Signals.DispatchScheduler
 
-/// Signals' ``Signals/ScheduledWork``, so that an app that imports only CableReactive can name it.
+/// Signals' `ScheduledWork`, so that an app that imports only CableReactive can name it.
 public typealias ScheduledWork = Signals.ScheduledWork
