@@ -106,6 +106,15 @@ struct TimeOperatorTests {
         #expect(run.source.observerCount == 0, "a timeout or an end releases the upstream observation")
     }
 
+    @Test("the marble tables in the operators' doc comments hold")
+    func docTables() {
+        #expect(Marbles.run("ab--c|") { $0.debounce(for: 2, scheduler: $1) }.output == "---b-(c|)")
+        #expect(Marbles.run("a(bc)---d|") { $0.throttle(for: 2, scheduler: $1, latest: true) }.output == "a-c--d|")
+        #expect(Marbles.run("a(bc)---d|") { $0.throttle(for: 2, scheduler: $1, latest: false) }.output == "a-b--d|")
+        #expect(Marbles.run("ab|") { $0.delay(for: 2, scheduler: $1) }.output == "--ab|")
+        #expect(Marbles.run("-ab") { $0.timeout(2, scheduler: $1, fallback: "late") }.output == "-ab-(late|)")
+    }
+
     @Test(
         "cancelling mid-way stops output, cancels the timer and releases the upstream observation",
         arguments: TimeOperator.allCases)

@@ -72,10 +72,10 @@ extension Signal {
     ///
     /// Each tick is one second (`timeout(2, scheduler: scheduler, fallback: "late")`):
     ///
-    /// | time   | 0 | 1 | 2 | 3 | 4 | 5 |
-    /// |--------|---|---|---|---|---|---|
-    /// | input  |   | a |   | b |   |   |
-    /// | output |   | a |   | b |   | late, finished |
+    /// | time   | 0 | 1 | 2 | 3 | 4 |
+    /// |--------|---|---|---|---|---|
+    /// | input  |   | a | b |   |   |
+    /// | output |   | a | b |   | late, finished |
     ///
     /// ```swift
     /// let answer = replies.prefix(1).timeout(5, scheduler: DispatchScheduler(), fallback: .noAnswer)
