@@ -27,7 +27,6 @@ let package = Package(
                 .target(name: "CCableReactiveZlib", condition: .when(platforms: [.linux])),
             ]
         ),
-        // Virtual time lives here (VirtualClock), so that CableTesting's ManualScheduler builds on it.
         .target(name: "CableReactivePreview", dependencies: ["CableReactive", "Signals"]),
         .target(name: "CableTesting", dependencies: ["CableReactive", "CableReactivePreview", "Signals"]),
         .testTarget(name: "SignalsTests", dependencies: ["Signals"]),

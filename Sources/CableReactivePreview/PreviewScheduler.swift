@@ -8,9 +8,10 @@ import Signals
     import Foundation
 #endif
 
-/// A ``CablePreview``'s scheduler: a ``VirtualClock`` whose time stands still until ``advance(by:)``, and whose
-/// ``perform(_:)`` queue (the preview client's callbacks and every event of the preview transport, in one FIFO)
-/// runs on the main actor: at the next turn of the main queue, or at once in ``drain()``.
+/// A ``CablePreview``'s scheduler: Signals' `VirtualTimeScheduler` (the package's one virtual time), whose
+/// time stands still until ``advance(by:)``, and whose ``perform(_:)`` queue (the preview client's callbacks
+/// and every event of the preview transport, in one FIFO) runs on the main actor: at the next turn of the
+/// main queue, or at once in ``drain()``.
 ///
 /// Why the main actor: a preview's view model is main-actor code, so its observers can assume the main actor;
 /// and one executor running one queue gives the transport's events their order and serial delivery, with no
@@ -29,7 +30,7 @@ final class PreviewScheduler: CableScheduler {
         var running = false
     }
 
-    let clock = VirtualClock()
+    let clock = VirtualTimeScheduler()
     private let drainState = Locked(Drain())
 
     var now: TimeInterval { clock.now }

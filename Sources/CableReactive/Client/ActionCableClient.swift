@@ -85,7 +85,7 @@ public final class ActionCableClient: Sendable {
     ///   - scheduler: the clock and timers; inject a manual one in tests.
     ///   - random: the source of jitter.
     ///   - callbackQueue: a serial queue where state changes are published and message observers run;
-    ///     if omitted, the scheduler's ``CableScheduler/perform(_:)`` (a serial queue per `DispatchScheduler`).
+    ///     if omitted, the scheduler's `perform(_:)` (a serial queue per `DispatchScheduler`).
     ///   - logger: this client's logger; if omitted, the process-wide ``CableLog/logger``. Lines carry
     ///     ``CableOptions/logLabel`` when set, so two clients' lines can be told apart.
     ///   - onRequest: edits the upgrade request before every attempt (Origin, tokens, cookies); see

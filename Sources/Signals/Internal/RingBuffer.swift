@@ -53,6 +53,9 @@ package struct RingBuffer<Element> {
         head = 0
     }
 
+    /// The oldest element, left in place.
+    @inlinable package var first: Element? { count > 0 ? storage[head] : nil }
+
     package var elements: [Element] {
         (0..<count).compactMap { offset in
             var slot = head + offset
@@ -121,6 +124,8 @@ package struct PolicyBuffer<Element> {
     }
 
     @inlinable package mutating func popFirst() -> Element? { buffer.popFirst() }
+    /// The oldest element, left in place.
+    @inlinable package var first: Element? { buffer.first }
     @inlinable package mutating func removeAll() { buffer.removeAll() }
 
     /// Takes every buffered element, oldest first, and lets go of the storage; the drop count stays.
@@ -133,3 +138,6 @@ package struct PolicyBuffer<Element> {
         return elements
     }
 }
+
+extension RingBuffer: Sendable where Element: Sendable {}
+extension PolicyBuffer: Sendable where Element: Sendable {}

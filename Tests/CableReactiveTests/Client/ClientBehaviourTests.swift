@@ -494,34 +494,3 @@ struct ClientHookTests {
         #expect(server.requests.map(\.status) == [401])
     }
 }
-
-@Suite("DispatchScheduler")
-struct DispatchSchedulerTests {
-    @Test("work behind two deadlines runs once, and not at all once cancelled")
-    func onceWork() {
-        let runs = Locked(0)
-        let once = OnceWork { runs.withLock { $0 += 1 } }
-        #expect(once.run())
-        #expect(!once.run())  // the second deadline finds it done
-        #expect(runs.withLock { $0 } == 1)
-        let cancelled = OnceWork { runs.withLock { $0 += 1 } }
-        cancelled.cancel()
-        #expect(!cancelled.run())
-        #expect(runs.withLock { $0 } == 1)
-    }
-
-    @Test("now is monotonic and on the clock that counts sleep (CLOCK_BOOTTIME on Linux)")
-    func clockCountsSleep() {
-        let scheduler = DispatchScheduler()
-        let first = scheduler.now
-        var time = timespec()
-        #if os(Linux)
-            clock_gettime(CLOCK_BOOTTIME, &time)
-        #else
-            clock_gettime(CLOCK_MONOTONIC, &time)
-        #endif
-        let boot = Double(time.tv_sec) + Double(time.tv_nsec) / 1e9
-        let second = scheduler.now
-        #expect(first <= boot && boot <= second)
-    }
-}
