@@ -6,6 +6,15 @@
 #include <dlfcn.h>
 #include <pthread.h>
 #include <stddef.h>
+#if defined(__GLIBC__)
+#include <malloc.h>
+#endif
+
+void cr_malloc_trim(void) {
+#if defined(__GLIBC__)
+    malloc_trim(0);
+#endif
+}
 
 #define CR_STRINGIFY2(x) #x
 #define CR_STRINGIFY(x) CR_STRINGIFY2(x)

@@ -19,6 +19,10 @@ int cr_openssl_load(void);
 /// Why `cr_openssl_load` failed (`dlerror`'s text), or NULL.
 const char *cr_openssl_load_error(void);
 
+/// glibc's `malloc_trim(0)`: gives every malloc arena's free pages back to the kernel (the Glibc module does not
+/// export `<malloc.h>`). Does nothing on other C libraries. Not OpenSSL's, but this is the transport's C target.
+void cr_malloc_trim(void);
+
 int cr_OPENSSL_init_ssl(uint64_t opts, const OPENSSL_INIT_SETTINGS *settings);
 const SSL_METHOD *cr_TLS_client_method(void);
 SSL_CTX *cr_SSL_CTX_new(const SSL_METHOD *method);
