@@ -133,3 +133,7 @@ package struct PolicyBuffer<Element> {
         return elements
     }
 }
+
+// Checked: a ring of Sendable elements may move between threads (the buffers a `zip` keeps in its state).
+extension RingBuffer: Sendable where Element: Sendable {}
+extension PolicyBuffer: Sendable where Element: Sendable {}
