@@ -103,6 +103,39 @@ struct SwitchToLatestTests {
         token.cancel()
     }
 
+    @Test("events of a replaced inner signal still on their way after its cancel are not passed on")
+    func inFlightAfterSwitch() {
+        // An inner signal whose cancel cannot stop events already on their way, as when one is being delivered
+        // on another thread at the switch: each observation's handler stays callable.
+        let handlers = Locked<[@Sendable (SignalEvent<Int>) -> Void]>([])
+        let lagging = AnySignal<Int> { _, _, handler in
+            handlers.withLock { $0.append(handler) }
+            return SignalObservation(cancel: {})
+        }
+        func deliver(_ event: SignalEvent<Int>, toObservation index: Int) {
+            handlers.withLock { $0[index] }(event)
+        }
+        let outer = MutableEventStream<AnySignal<Int>>()
+        let next = MutableEventStream<Int>()
+        let recorder = Recorder(outer.switchToLatest())
+        outer.send(lagging)
+        deliver(.value(1), toObservation: 0)
+        outer.send(next.eraseToAnySignal())
+        deliver(.value(2), toObservation: 0)
+        deliver(.finished, toObservation: 0)
+        next.send(3)
+        outer.send(lagging)
+        deliver(.value(4), toObservation: 0)
+        deliver(.value(5), toObservation: 1)
+        outer.finish()
+        deliver(.finished, toObservation: 0)
+        #expect(
+            recorder.history == [.value(1), .value(3), .value(5)],
+            "a replaced observation's end is not the current one's")
+        deliver(.finished, toObservation: 1)
+        #expect(recorder.history == [.value(1), .value(3), .value(5), .finished])
+    }
+
     @Test("cancelling mid-way stops delivery and unregisters the outer and the current inner signal")
     func cancel() {
         let inners = [MutableEventStream<Int>(), MutableEventStream<Int>()]
