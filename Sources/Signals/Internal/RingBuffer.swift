@@ -139,5 +139,6 @@ package struct PolicyBuffer<Element> {
     }
 }
 
+// Checked: a ring of Sendable elements may move between threads (the buffers `zip` and `delay` keep in state).
 extension RingBuffer: Sendable where Element: Sendable {}
 extension PolicyBuffer: Sendable where Element: Sendable {}

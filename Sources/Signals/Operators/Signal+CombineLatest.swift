@@ -75,17 +75,6 @@ private struct CombineLatestState<Element: Sendable>: Sendable {
     var done = false
 }
 
-private enum Pair<A: Sendable, B: Sendable>: Sendable {
-    case a(A)
-    case b(B)
-}
-
-private enum Triple<A: Sendable, B: Sendable, C: Sendable>: Sendable {
-    case a(A)
-    case b(B)
-    case c(C)
-}
-
 extension Signal {
     /// Combines this signal with `other`; see ``combineLatest(_:_:)``.
     public func combineLatest<Other: Signal>(_ other: Other) -> AnySignal<(Element, Other.Element)> {
