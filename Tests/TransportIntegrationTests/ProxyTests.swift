@@ -83,7 +83,7 @@
             #expect(forbidden.waitClosed()?.failureKind == .proxyRejected(status: 403))
 
             let open = try TinyProxy()
-            let closedPort = try TinyProxyPorts.closed()
+            let closedPort = try unusedPort()
             let (_, unreachable) = connect("ws://127.0.0.1:\(closedPort)/", options: through(local(open.port)))
             #expect(unreachable.waitClosed()?.failureKind == .proxyRejected(status: 500))
         }
@@ -127,7 +127,7 @@
         @Test("a proxy that is not listening is connectionRefused; a host on the bypass list is reached directly")
         func proxyRefusedOrBypassed() throws {
             let peer = try Peers.plain.get()
-            let closedPort = try TinyProxyPorts.closed()
+            let closedPort = try unusedPort()
             let (_, refused) = connect("ws://127.0.0.1:\(peer.port)/echo", options: through(local(closedPort)))
             #expect(refused.waitClosed()?.failureKind == .connectionRefused)
 

@@ -23,7 +23,7 @@
             // A free port is found by binding port 0; another process may take it before tinyproxy does,
             // so a proxy that does not come up is started again on another port.
             for _ in 0..<5 {
-                let port = try TinyProxyPorts.closed()
+                let port = try unusedPort()
                 let config = directory.appendingPathComponent("tinyproxy.conf")
                 let lines =
                     [
@@ -90,25 +90,6 @@
                 usleep(20_000)
             }
             return false
-        }
-    }
-
-    enum TinyProxyPorts {
-        /// A port on 127.0.0.1 that nothing listens on (bound, then released).
-        static func closed() throws -> Int {
-            let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-            defer { close(fd) }
-            var address = sockaddr_in()
-            address.sin_family = sa_family_t(AF_INET)
-            address.sin_addr.s_addr = UInt32(0x7F00_0001).bigEndian
-            var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-            let ok = withUnsafeMutablePointer(to: &address) { pointer in
-                pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { socketAddress in
-                    bind(fd, socketAddress, length) == 0 && getsockname(fd, socketAddress, &length) == 0
-                }
-            }
-            guard ok else { throw PeerError("no free port") }
-            return Int(UInt16(bigEndian: address.sin_port))
         }
     }
 #endif
