@@ -44,10 +44,7 @@ public func combineLatest<Element: Sendable>(_ inputs: [AnySignal<Element>]) -> 
 /// let ready = combineLatest(loggedIn, online).map { $0 && $1 }
 /// ```
 public func combineLatest<A: Signal, B: Signal>(_ a: A, _ b: B) -> AnySignal<(A.Element, B.Element)> {
-    combineLatest([a.map(Pair.a), b.map(Pair.b)]).compactMap { values in
-        guard values.count == 2, case .a(let first) = values[0], case .b(let second) = values[1] else { return nil }
-        return (first, second)
-    }
+    combineLatest(Pair.inputs(a, b)).compactMap(Pair.tuple)
 }
 
 /// Emits the latest values of `a`, `b` and `c` whenever any changes, once all three have a value.
@@ -60,12 +57,7 @@ public func combineLatest<A: Signal, B: Signal, C: Signal>(
     _ b: B,
     _ c: C
 ) -> AnySignal<(A.Element, B.Element, C.Element)> {
-    combineLatest([a.map(Triple.a), b.map(Triple.b), c.map(Triple.c)]).compactMap { values in
-        guard values.count == 3, case .a(let first) = values[0], case .b(let second) = values[1],
-            case .c(let third) = values[2]
-        else { return nil }
-        return (first, second, third)
-    }
+    combineLatest(Triple.inputs(a, b, c)).compactMap(Triple.tuple)
 }
 
 private struct CombineLatestState<Element: Sendable>: Sendable {

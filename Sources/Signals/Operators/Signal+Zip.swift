@@ -28,10 +28,7 @@
 /// answers.send("noon")      // Prints: time? -> noon
 /// ```
 public func zip<A: Signal, B: Signal>(_ a: A, _ b: B) -> AnySignal<(A.Element, B.Element)> {
-    zipping([a.map(Pair.a), b.map(Pair.b)]).compactMap { values in
-        guard values.count == 2, case .a(let first) = values[0], case .b(let second) = values[1] else { return nil }
-        return (first, second)
-    }
+    zipping(Pair.inputs(a, b)).compactMap(Pair.tuple)
 }
 
 /// Combines the values of `a`, `b` and `c` in order into triples; see ``Signals/zip(_:_:)`` for the rules.
@@ -50,12 +47,7 @@ public func zip<A: Signal, B: Signal, C: Signal>(
     _ b: B,
     _ c: C
 ) -> AnySignal<(A.Element, B.Element, C.Element)> {
-    zipping([a.map(Triple.a), b.map(Triple.b), c.map(Triple.c)]).compactMap { values in
-        guard values.count == 3, case .a(let first) = values[0], case .b(let second) = values[1],
-            case .c(let third) = values[2]
-        else { return nil }
-        return (first, second, third)
-    }
+    zipping(Triple.inputs(a, b, c)).compactMap(Triple.tuple)
 }
 
 extension Signal {
