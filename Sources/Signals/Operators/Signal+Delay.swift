@@ -33,37 +33,32 @@ extension Signal {
     /// - Precondition: `interval >= 0`.
     public func delay(for interval: TimeInterval, scheduler: some SignalScheduler) -> AnySignal<Element> {
         precondition(interval >= 0, "API misuse: delay needs an interval of at least 0")
-        return AnySignal { queue, buffering, handler in
-            let signal = TimedRelay<Element, DelayState<Element>, Element>.signal(
-                self, scheduler: scheduler, initial: DelayState(buffering)
-            ) {
-                state, trigger, effects in
-                switch trigger {
-                case .start:
-                    break
-                case .event(.value(let value)):
-                    if state.waiting.push((effects.now + interval, value)) { effects.countDrop() }
-                    if !effects.timerArmed { effects.arm(after: interval) }
-                case .event(.finished):
-                    state.finishAt = effects.now + interval
-                    if !effects.timerArmed { effects.arm(after: interval) }
-                case .timer:
-                    while let head = state.waiting.first, head.due <= effects.now {
-                        _ = state.waiting.popFirst()
-                        effects.send(head.value)
-                    }
-                    if let head = state.waiting.first {
-                        effects.arm(after: head.due - effects.now)
-                    } else if let finishAt = state.finishAt {
-                        if finishAt <= effects.now {
-                            effects.finish()
-                        } else {
-                            effects.arm(after: finishAt - effects.now)
-                        }
+        let initial: @Sendable (BufferingPolicy) -> DelayState<Element> = { DelayState($0) }
+        return TimedRelay.signal(self, scheduler: scheduler, initial: initial) { state, trigger, effects in
+            switch trigger {
+            case .start:
+                break
+            case .event(.value(let value)):
+                if state.waiting.push((effects.now + interval, value)) { effects.countDrop() }
+                if !effects.timerArmed { effects.arm(after: interval) }
+            case .event(.finished):
+                state.finishAt = effects.now + interval
+                if !effects.timerArmed { effects.arm(after: interval) }
+            case .timer:
+                while let head = state.waiting.first, head.due <= effects.now {
+                    _ = state.waiting.popFirst()
+                    effects.send(head.value)
+                }
+                if let head = state.waiting.first {
+                    effects.arm(after: head.due - effects.now)
+                } else if let finishAt = state.finishAt {
+                    if finishAt <= effects.now {
+                        effects.finish()
+                    } else {
+                        effects.arm(after: finishAt - effects.now)
                     }
                 }
             }
-            return signal.observeEvents(on: queue, buffering: buffering, handler)
         }
     }
 

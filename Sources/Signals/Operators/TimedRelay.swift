@@ -107,9 +107,20 @@ final class TimedRelay<Input: Sendable, State: Sendable, Output: Sendable>: Send
         initial: State,
         step: @escaping Step
     ) -> AnySignal<Output> where Upstream.Element == Input {
+        signal(upstream, scheduler: scheduler, initial: { _ in initial }, step: step)
+    }
+
+    /// ``signal(_:scheduler:initial:step:)`` whose state depends on the observer's policy (`delay` bounds
+    /// the values waiting for their time by it), as ``Combiner`` allows.
+    static func signal<Upstream: Signal>(
+        _ upstream: Upstream,
+        scheduler: any SignalScheduler,
+        initial: @escaping @Sendable (BufferingPolicy) -> State,
+        step: @escaping Step
+    ) -> AnySignal<Output> where Upstream.Element == Input {
         AnySignal { queue, buffering, handler in
             let box = ObserverBox(queue: queue, buffering: buffering, handler: handler)
-            let relay = TimedRelay(initial, box: box, scheduler: scheduler, step: step)
+            let relay = TimedRelay(initial(buffering), box: box, scheduler: scheduler, step: step)
             relay.handle(.start)
             let observation = upstream.observeEvents(on: nil, buffering: .unbounded) { [weak relay] event in
                 relay?.handle(.event(event))
