@@ -51,26 +51,25 @@
                 for endpoint: WebSocketEndpoint,
                 environment: [String: String] = ProcessInfo.processInfo.environment
             ) throws(WebSocketError) -> HTTPProxy? {
-                let proxy: HTTPProxy
                 switch self {
                 case .direct:
                     return nil
-                case .http(let configured):
-                    proxy = configured
+                case .http(let proxy):
+                    if ProxyBypass(proxy.bypass).matches(host: endpoint.host) { return nil }
+                    try proxy.validate()
+                    return proxy
                 case .environment:
                     func value(_ names: String...) -> String? {
                         names.lazy.compactMap { environment[$0] }.first { !$0.isEmpty }
                     }
+                    // The bypass list is checked before the URL is parsed: a bypassed host never fails on it.
                     let bypass = value("no_proxy", "NO_PROXY") ?? ""
                     let names = endpoint.isSecure ? ["https_proxy", "HTTPS_PROXY"] : ["http_proxy"]
-                    guard let url = names.lazy.compactMap({ value($0) }).first ?? value("all_proxy", "ALL_PROXY")
+                    guard let url = names.lazy.compactMap({ value($0) }).first ?? value("all_proxy", "ALL_PROXY"),
+                        !ProxyBypass(bypass).matches(host: endpoint.host)
                     else { return nil }
-                    if ProxyBypass(bypass).matches(host: endpoint.host) { return nil }
-                    proxy = try HTTPProxy(url: url, bypass: bypass)
+                    return try HTTPProxy(url: url, bypass: bypass)  // validated by init
                 }
-                if ProxyBypass(proxy.bypass).matches(host: endpoint.host) { return nil }
-                try proxy.validate()
-                return proxy
             }
         }
 
