@@ -44,12 +44,13 @@
             /// `NO_PROXY` lists the hosts reached directly. Nothing set means direct.
             case environment
 
-            /// The proxy to use for `endpoint`, or `nil` for a direct connection.
+            /// The proxy to use for `endpoint`, or `nil` for a direct connection. `environment` (default: the
+            /// process's) is read only by `.environment`.
             ///
             /// - Throws: `.invalidProxy` when the proxy named cannot be used.
             package func route(
                 for endpoint: WebSocketEndpoint,
-                environment: [String: String] = ProcessInfo.processInfo.environment
+                environment: [String: String]? = nil
             ) throws(WebSocketError) -> HTTPProxy? {
                 switch self {
                 case .direct:
@@ -59,6 +60,8 @@
                     try proxy.validate()
                     return proxy
                 case .environment:
+                    // Read here, not as the parameter's default: a direct connection never copies the environment.
+                    let environment = environment ?? ProcessInfo.processInfo.environment
                     func value(_ names: String...) -> String? {
                         names.lazy.compactMap { environment[$0] }.first { !$0.isEmpty }
                     }
