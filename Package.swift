@@ -43,7 +43,9 @@ let package = Package(
         // observers, mirrors, typed channels, previews), compiled in Swift 6 mode with warnings as errors, and run.
         .testTarget(
             name: "AppTests",
-            dependencies: ["CableReactive", "CableReactivePreview", "CableTesting", "Signals", "SwiftUIChat"]
+            dependencies: [
+                "CableReactive", "CableReactivePreview", "CableTesting", "Signals", "SignalsChat", "SwiftUIChat",
+            ]
         ),
         // LocalCableServer against the real client, raw sockets and hostile bytes; SHA-1 vectors.
         .testTarget(name: "CableTestingTests", dependencies: ["CableReactive", "CableTesting", "Signals"]),
@@ -153,7 +155,10 @@ let package = Package(
                 path: "Playgrounds-linux/SwiftUIChat"
             )
         ]
-        + ["Chat", "GatedConnect", "TokenRefresh", "TypedChannel", "ReconnectDemo", "SeamlessReconnect"].map { name in
+        + [
+            "Chat", "GatedConnect", "TokenRefresh", "TypedChannel", "ReconnectDemo", "SeamlessReconnect",
+            "SignalsChat",
+        ].map { name in
             .executableTarget(
                 name: name,
                 dependencies: ["CableReactive", "CableTesting", "ExampleSupport", "Signals"],

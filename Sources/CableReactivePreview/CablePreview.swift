@@ -145,7 +145,22 @@ public final class CablePreview: Sendable {
     public let client: ActionCableClient
 
     private let server: PreviewServer
-    private let scheduler: PreviewScheduler
+    private let queue: PreviewScheduler
+
+    /// The preview's virtual time, for the view model's own time operators (`debounce`, `throttle`, `delay`,
+    /// `timeout`): their timers then wait for ``advance(by:)`` like the client's, so one call moves both, and
+    /// what they emit runs on the main actor inside ``advance(by:)``.
+    ///
+    /// ```swift
+    /// let model = try RoomsViewModel(client: preview.client, me: "me", rooms: ["lobby"], scheduler: preview.scheduler)
+    /// preview.client.connect()
+    /// preview.send(["typing": "bob"], toParams: ["channel": "ChatChannel", "room": "lobby"])  // a whisper
+    /// preview.flush()
+    /// #expect(model.typing == "bob is typing…")
+    /// preview.advance(by: 3)  // the model's debounce and the client's timers, in deadline order
+    /// #expect(model.typing == nil)
+    /// ```
+    public var scheduler: some SignalScheduler { queue }
 
     /// A preview server with the given script, and its client.
     ///
@@ -178,7 +193,7 @@ public final class CablePreview: Sendable {
         let server = PreviewServer(
             script: PreviewServer.Script(channels: channels, otherChannels: otherChannels, rule: subscriptionRule),
             scheduler: scheduler)
-        self.scheduler = scheduler
+        queue = scheduler
         self.server = server
         do throws(CableError) {
             // The `.invalid` top-level domain is reserved (RFC 2606): it names no host, and none is looked up.
@@ -249,7 +264,7 @@ public final class CablePreview: Sendable {
     /// the rest.
     @MainActor
     public func flush() {
-        scheduler.drain()
+        queue.drain()
     }
 
     /// Moves the preview's clock forward by `seconds`. The timers that fall due run in deadline order, and
@@ -265,7 +280,7 @@ public final class CablePreview: Sendable {
     /// - Precondition: not called from inside something the preview is running (an observer).
     @MainActor
     public func advance(by seconds: TimeInterval) {
-        precondition(scheduler.advance(by: seconds), "API misuse: CablePreview.advance(by:) inside a callback it runs")
+        precondition(queue.advance(by: seconds), "API misuse: CablePreview.advance(by:) inside a callback it runs")
     }
 }
 
