@@ -377,3 +377,18 @@ func positionsExample(client: ActionCableClient, saved: Data?) throws -> (Channe
     // snippet:end
     return (room, toSave)
 }
+
+/// Signals for view models: zip pairs each question with its answer, in order.
+@MainActor
+func zipExample(asked: AnySignal<String>, bot: ChannelSubscription) -> SignalObservation {
+    // snippet:start signals-zip
+    struct Answer: Decodable, Sendable { let text: String }
+    // Each question asked of the bot, paired with its answer: zip matches the n-th of each, in order, and holds
+    // a question until its answer comes (under the observer's BufferingPolicy).
+    let exchanges = zip(asked, bot.messages(as: Answer.self)).map { question, answer in
+        "\(question) → \(answer.text)"
+    }
+    let watch = exchanges.observe(on: .main) { print($0) }
+    // snippet:end
+    return watch
+}
