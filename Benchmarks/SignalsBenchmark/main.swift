@@ -1,14 +1,19 @@
 // Deliveries per second through Signals, against two baselines measured in the same run:
 // a plain closure call (the limit: what one delivery can cost at best) and AsyncStream.
+// Then one row per operator of issue 28 (zip, withLatestFrom, switchToLatest, prepend, debounce, throttle,
+// delay, timeout) next to the same work written with AsyncStream and tasks, and on Apple platforms next to the
+// Combine pipeline (Operators.swift says what each row measures; CombineOperators.swift is the Combine side).
 //
 //     swift run -c release SignalsBenchmark [deliveries]
 //
-// Each case runs 5 times; the best run counts. Ratios above 1 mean slower than the baseline.
+// Each case runs 5 times; the best run counts. Ratios above 1 mean slower than the baseline. The operator rows
+// send deliveries ÷ 20 values each: a Signals operator costs 1.5–8 times a plain send, and the whole default run
+// stays under a minute on a 2-core machine (the default was 2,000,000 deliveries before the operator rows).
 import Dispatch
 import Foundation
 import Signals
 
-let deliveries = CommandLine.arguments.dropFirst().first.flatMap(Int.init) ?? 2_000_000
+let deliveries = CommandLine.arguments.dropFirst().first.flatMap(Int.init) ?? 1_000_000
 let fanOut = 100
 
 /// Keeps results observable so the optimizer cannot drop the loops.
@@ -127,10 +132,15 @@ func rate(_ time: Double) -> String {
     String(format: "%7.2f M/s", Double(deliveries) / time / 1e6)
 }
 
+/// `name` padded to the rows' first column (Foundation's `%-34@` does not pad on Linux).
+func label(_ name: String) -> String {
+    name.count >= 34 ? name : name + String(repeating: " ", count: 34 - name.count)
+}
+
 func row(_ name: String, _ time: Double, closure: Double, asyncStream: Double) {
     let line = String(
-        format: "%-34@ %@   vs closure %6.1fx   vs AsyncStream %5.2fx",
-        name as NSString, rate(time) as NSString, time / closure, time / asyncStream)
+        format: "%@ %@   vs closure %6.1fx   vs AsyncStream %5.2fx",
+        label(name) as NSString, rate(time) as NSString, time / closure, time / asyncStream)
     print(line)
 }
 
@@ -141,13 +151,14 @@ let closureOne = best { closureBaseline(observers: 1) }
 let closureFan = best { closureBaseline(observers: fanOut) }
 let asyncOne = await bestAsync { await asyncStreamBaseline(observers: 1) }
 let asyncFan = await bestAsync { await asyncStreamBaseline(observers: fanOut) }
-print(String(format: "%-34@ %@", "baseline: closure call" as NSString, rate(closureOne) as NSString))
-print(String(format: "%-34@ %@", "baseline: closure, 100 observers" as NSString, rate(closureFan) as NSString))
-print(String(format: "%-34@ %@", "baseline: AsyncStream" as NSString, rate(asyncOne) as NSString))
-print(String(format: "%-34@ %@", "baseline: AsyncStream x100" as NSString, rate(asyncFan) as NSString))
+print(label("baseline: closure call") + " " + rate(closureOne))
+print(label("baseline: closure, 100 observers") + " " + rate(closureFan))
+print(label("baseline: AsyncStream") + " " + rate(asyncOne))
+print(label("baseline: AsyncStream x100") + " " + rate(asyncFan))
 row("StateValue set, 1 observer", best { stateValueOneObserver() }, closure: closureOne, asyncStream: asyncOne)
 row("EventStream send, 1 observer", best { streamSend(observers: 1) }, closure: closureOne, asyncStream: asyncOne)
 row(
     "EventStream fan-out, 100 observers", best { streamSend(observers: fanOut) }, closure: closureFan,
     asyncStream: asyncFan)
 row("for await over values", await bestAsync { await valuesIteration() }, closure: closureOne, asyncStream: asyncOne)
+await runOperatorRows(values: max(deliveries / 20, 1))
