@@ -207,6 +207,7 @@ public final class MutableEventStream<Element: Sendable>: Signal {
     /// Sends `element` to every current observer (or holds it; see ``init(holdingUpTo:)``).
     ///
     /// - Returns: false if the stream has already finished (the element goes nowhere).
+    @inlinable
     @discardableResult
     public func send(_ element: Element) -> Bool {
         storage.send(contentsOf: CollectionOfOne(element)) != nil

@@ -64,6 +64,7 @@ extension Signal {
     /// whose observer may set a `@MainActor` model's properties (this form is disfavoured so that `.main` names
     /// the main actor rather than `DispatchQueue.main`).
     @_disfavoredOverload
+    @inlinable
     public func observe(
         on queue: DispatchQueue? = nil,
         buffering: BufferingPolicy = .unbounded,
@@ -76,6 +77,7 @@ extension Signal {
 
     /// Calls `onValue` for every value and `onFinish` once when the signal ends.
     @_disfavoredOverload
+    @inlinable
     public func observe(
         on queue: DispatchQueue? = nil,
         buffering: BufferingPolicy = .unbounded,

@@ -3,14 +3,21 @@ import Dispatch
 /// The shared storage of a ``MutableStateValue`` and its read-only ``StateValue`` views. A library that only
 /// hands out views (one per subscription handle, say) may hold the storage itself: one object and one lock
 /// per state, instead of a ``MutableStateValue`` and its ``MutableStateValue/readOnly`` view besides.
+@usableFromInline
 package final class StateStorage<Value: Sendable>: ObserverSource {
+    @usableFromInline
     struct State {
-        var value: Value
-        var observers = ObserverList<Value>()
+        @usableFromInline var value: Value
+        @usableFromInline var observers = ObserverList<Value>()
+
+        @inlinable
+        init(value: Value) {
+            self.value = value
+        }
     }
 
-    let state: Locked<State>
-    let isDuplicate: (@Sendable (Value, Value) -> Bool)?
+    @usableFromInline let state: Locked<State>
+    @usableFromInline let isDuplicate: (@Sendable (Value, Value) -> Bool)?
 
     package init(_ value: Value, isDuplicate: (@Sendable (Value, Value) -> Bool)?) {
         state = Locked(State(value: value))
@@ -25,6 +32,9 @@ package final class StateStorage<Value: Sendable>: ObserverSource {
         StateValue(storage: self, keeping: owner)
     }
 
+    /// Inlinable, so that a module writing a state of a concrete type gets the write and its observers' drains
+    /// specialized (see ``Wake``).
+    @inlinable
     package func update<R>(_ body: (inout Value) throws -> R) rethrows -> R {
         let (result, drains) = try state.withLock { state -> (R, WakeList) in
             let old = state.value
@@ -115,7 +125,7 @@ public final class MutableStateValue<Value: Sendable>: Signal {
     /// The type of the held value.
     public typealias Element = Value
 
-    let storage: StateStorage<Value>
+    @usableFromInline let storage: StateStorage<Value>
 
     /// The read-only view to hand to other code.
     public let readOnly: StateValue<Value>
@@ -133,10 +143,11 @@ public final class MutableStateValue<Value: Sendable>: Signal {
     /// The current value. Setting it notifies observers unless the new value is a duplicate.
     public var value: Value {
         get { storage.value }
-        set { storage.update { $0 = newValue } }
+        @inlinable set { storage.update { $0 = newValue } }
     }
 
     /// Changes the value in place, atomically with respect to other writers, and returns `body`'s result.
+    @inlinable
     @discardableResult
     public func update<R>(_ body: (inout Value) throws -> R) rethrows -> R {
         try storage.update(body)

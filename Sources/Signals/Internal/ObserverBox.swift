@@ -17,9 +17,10 @@ import Dispatch
 ///   thread's arena lock, so a consumer on another core that freed every message would contend with the
 ///   producer's allocations for that lock, once per message. At most one buffer's worth waits.
 ///
-/// Inlinable, so that the hot paths are specialized in the modules that use them for their element type.
+/// Inlinable, so that the hot paths are specialized in the modules that use them for their element type: the
+/// send, the wake and, through the function the wake carries (see ``Wake``), the push drain.
 @usableFromInline
-package final class ObserverBox<Element: Sendable>: Drainable, ObservationTarget {
+package final class ObserverBox<Element: Sendable>: ObservationTarget {
     @usableFromInline
     struct State {
         @usableFromInline var buffer: PolicyBuffer<Element>
@@ -139,12 +140,14 @@ package final class ObserverBox<Element: Sendable>: Drainable, ObservationTarget
         }
         if state.draining { return .none }
         state.draining = true
-        return .drain(self)
+        // Made here, in the sender's module when the send path is inlined there: specialized for `Element`, and
+        // with nothing to capture then, so it allocates nothing.
+        return .drain(self) { box in unsafeDowncast(box, to: ObserverBox<Element>.self).scheduleDrain() }
     }
 
     // MARK: push
 
-    @usableFromInline
+    @inlinable
     package func scheduleDrain() {
         if let submit {
             submit { self.drain() }
@@ -153,13 +156,15 @@ package final class ObserverBox<Element: Sendable>: Drainable, ObservationTarget
         }
     }
 
-    private func drain() {
+    @inlinable
+    func drain() {
         while let (handler, event) = nextDelivery() {
             handler(event)
         }
     }
 
-    private func nextDelivery() -> ((@Sendable (SignalEvent<Element>) -> Void), SignalEvent<Element>)? {
+    @inlinable
+    func nextDelivery() -> ((@Sendable (SignalEvent<Element>) -> Void), SignalEvent<Element>)? {
         state.withLock { state in
             guard !state.ended, let handler = state.handler else {
                 state.draining = false
@@ -335,43 +340,58 @@ struct ObserverList<Element: Sendable> {
     }
 }
 
-/// A box whose push drain can be started; what a ``Wake`` holds, so that wakes are not generic (generic
-/// enums and their copies look up type metadata at run time on the hot path).
-@usableFromInline
-package protocol Drainable: AnyObject, Sendable {
-    func scheduleDrain()
-}
-
 /// What a source must do for one observer after releasing its lock: start its push drain, or resume its
-/// waiting pull consumer. A struct of two optionals rather than an enum: an enum with these payloads is
-/// handled by run-time calls (multi-payload enum tags) on the hot path.
+/// waiting pull consumer. A struct of optionals rather than an enum: an enum with these payloads is handled by
+/// run-time calls (multi-payload enum tags) on the hot path.
+///
+/// The drain is a box and a function that starts it, made by the box's inlinable ``ObserverBox/wake(_:)``:
+/// where the send path is inlined (a module sending to a stream of a concrete element type), the function is
+/// specialized for that type and captures nothing. Calling the box through a protocol instead ran the generic
+/// drain, which looks up type metadata at run time for every delivery (about 1 µs each).
 @usableFromInline
 package struct Wake: Sendable {
-    @usableFromInline let box: (any Drainable)?
+    @usableFromInline let box: (any AnyObject & Sendable)?
+    @usableFromInline let startDrain: (@Sendable (any AnyObject & Sendable) -> Void)?
     @usableFromInline let waiter: UnsafeContinuation<Void, Never>?
 
     /// Nothing to do.
     @inlinable
-    static var none: Wake { Wake(box: nil, waiter: nil) }
+    static var none: Wake { Wake(box: nil, startDrain: nil, waiter: nil) }
 
     @inlinable
     var isNone: Bool { box == nil && waiter == nil }
 
     @inlinable
-    static func drain(_ box: any Drainable) -> Wake { Wake(box: box, waiter: nil) }
+    static func drain(
+        _ box: any AnyObject & Sendable, _ start: @escaping @Sendable (any AnyObject & Sendable) -> Void
+    ) -> Wake {
+        Wake(box: box, startDrain: start, waiter: nil)
+    }
 
     @inlinable
-    static func resume(_ waiter: UnsafeContinuation<Void, Never>) -> Wake { Wake(box: nil, waiter: waiter) }
+    static func resume(_ waiter: UnsafeContinuation<Void, Never>) -> Wake {
+        Wake(box: nil, startDrain: nil, waiter: waiter)
+    }
 
     @inlinable
-    init(box: (any Drainable)?, waiter: UnsafeContinuation<Void, Never>?) {
+    init(
+        box: (any AnyObject & Sendable)?, startDrain: (@Sendable (any AnyObject & Sendable) -> Void)?,
+        waiter: UnsafeContinuation<Void, Never>?
+    ) {
         self.box = box
+        self.startDrain = startDrain
         self.waiter = waiter
+    }
+
+    /// Starts the drain, if this wake has one.
+    @inlinable
+    func startDrainIfAny() {
+        if let box, let startDrain { startDrain(box) }
     }
 
     @inlinable
     package func run() {
-        box?.scheduleDrain()
+        startDrainIfAny()
         waiter?.resume()
     }
 }
@@ -403,7 +423,7 @@ package struct WakeList: Sendable {
         var waiters: [UnsafeContinuation<Void, Never>] = []
         waiters.reserveCapacity(rest.count + 1)
         func start(_ wake: Wake) {
-            wake.box?.scheduleDrain()
+            wake.startDrainIfAny()
             if let waiter = wake.waiter { waiters.append(waiter) }
         }
         start(first)

@@ -8,6 +8,7 @@ extension Signal {
     /// | output | 2 | 4 | 6 |   (`map { $0 * 2 }`)
     ///
     /// `transform` runs in the observer's delivery context, serially, and must not block.
+    @inlinable
     public func map<T: Sendable>(_ transform: @escaping @Sendable (Element) -> T) -> AnySignal<T> {
         compactMap(transform)
     }
@@ -17,6 +18,7 @@ extension Signal {
     /// | input  | "1" | "x" | "3" |
     /// |--------|-----|-----|-----|
     /// | output | 1   |     | 3   |   (`compactMap { Int($0) }`)
+    @inlinable
     public func compactMap<T: Sendable>(_ transform: @escaping @Sendable (Element) -> T?) -> AnySignal<T> {
         AnySignal { queue, buffering, handler in
             let upstream = observeEvents(on: queue, buffering: buffering) { event in
@@ -36,6 +38,7 @@ extension Signal {
     /// | input  | 1 | 2 | 3 | 4 |
     /// |--------|---|---|---|---|
     /// | output |   | 2 |   | 4 |   (`filter { $0.isMultiple(of: 2) }`)
+    @inlinable
     public func filter(_ isIncluded: @escaping @Sendable (Element) -> Bool) -> AnySignal<Element> {
         compactMap { isIncluded($0) ? $0 : nil }
     }
