@@ -46,6 +46,17 @@ public func runExample(timeout: TimeInterval = 30, _ body: @escaping @Sendable (
     exit(0)
 }
 
+/// Waits on the main actor, letting the main queue run (a view model's `observe(on: .main)` observers), until
+/// `condition` holds; throws ``ExampleError`` after 10 s. For examples that check a view model's properties.
+@MainActor
+public func until(_ what: String, _ condition: () -> Bool) async throws {
+    let deadline = Date().addingTimeInterval(10)
+    while !condition() {
+        guard Date() < deadline else { throw ExampleError("no \(what) within 10 s") }
+        try await Task.sleep(nanoseconds: 5_000_000)
+    }
+}
+
 /// The error an example throws when something it waits for does not happen.
 public struct ExampleError: Error, CustomStringConvertible {
     public var description: String

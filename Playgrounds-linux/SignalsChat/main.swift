@@ -11,16 +11,6 @@ import ExampleSupport
 import Foundation
 import Signals
 
-/// Polls (on the main actor, letting the main queue run) until `condition` holds; throws after 10 s.
-@MainActor
-func until(_ what: String, _ condition: () -> Bool) async throws {
-    let deadline = Date().addingTimeInterval(10)
-    while !condition() {
-        guard Date() < deadline else { throw ExampleError("no \(what) within 10 s") }
-        try await Task.sleep(nanoseconds: 5_000_000)
-    }
-}
-
 /// A ChatChannel that broadcasts `speak` to the room (except a text its filter drops) and relays whispers, as
 /// Rails' `stream_from room, whisper: true` or AnyCable does.
 func makeRoomsServer() throws -> LocalCableServer {

@@ -9,16 +9,6 @@ import ExampleSupport
 import Foundation
 import Signals
 
-/// Waits (on the main actor, letting the main queue run) until `condition` holds; throws after 10 s.
-@MainActor
-func until(_ what: String, _ condition: () -> Bool) async throws {
-    let deadline = Date().addingTimeInterval(10)
-    while !condition() {
-        guard Date() < deadline else { throw ExampleError("no \(what) within 10 s") }
-        try await Task.sleep(nanoseconds: 5_000_000)
-    }
-}
-
 @available(macOS 14, iOS 17, tvOS 17, watchOS 10, *)
 @MainActor
 func showScreen() async throws {

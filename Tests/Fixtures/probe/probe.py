@@ -259,6 +259,20 @@ async def expect_closed_with(port, query, reason, token=None, headers=None):
     return frames == [{"type": "disconnect", "reason": reason, "reconnect": False}] and code == 1000, f"{frames} code={code}"
 
 
+async def frames_until_quiet(c, gap):
+    """Every frame `c` receives, pings included, until `gap` seconds pass without one (or "closed ..." if the
+    connection closes)."""
+    got = []
+    try:
+        while True:
+            got.append(await c.recv(gap, pings=True))
+    except asyncio.TimeoutError:
+        pass
+    except ConnectionClosed as e:
+        got.append(f"closed {e}")
+    return got
+
+
 async def wait_count(port, want, timeout=3.0):
     deadline = time.monotonic() + timeout
     while True:
@@ -743,25 +757,11 @@ async def t_proxy(A):
     await px.post("/blackhole")
     # A ping the proxy forwarded just before the blackhole took effect may still be on its way (or queued in
     # the client library): let those arrive first, and allow only pings among them.
-    early = []
-    try:
-        while True:
-            early.append(await c.recv(0.3, pings=True))
-    except asyncio.TimeoutError:
-        pass
-    except ConnectionClosed as e:
-        early.append(f"closed {e}")
+    early = await frames_until_quiet(c, 0.3)
     check("proxy blackhole: only pings already in flight arrive after it starts",
           all(isinstance(m, dict) and m.get("type") == "ping" for m in early), early)
     await c.perform(i, "echo", tag="held")
-    got = []
-    try:
-        while True:
-            got.append(await c.recv(3.6, pings=True))
-    except asyncio.TimeoutError:
-        pass
-    except ConnectionClosed as e:
-        got.append(f"closed {e}")
+    got = await frames_until_quiet(c, 3.6)
     check("proxy blackhole: no bytes for 3.6 s (no echo, no ping), no close", got == [], got)
     await px.post("/pass")
     m = await c.message(i, timeout=5)
