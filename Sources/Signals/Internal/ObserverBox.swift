@@ -158,27 +158,33 @@ package final class ObserverBox<Element: Sendable>: ObservationTarget {
 
     @inlinable
     func drain() {
-        while let (handler, event) = nextDelivery() {
+        var handler: (@Sendable (SignalEvent<Element>) -> Void)?
+        while let event = nextDelivery(handler: &handler), let handler {
             handler(event)
         }
     }
 
+    /// The next event to deliver, and the handler to deliver it to, taken under the lock; nil once there is none
+    /// (the drain is over). The handler comes out through `handler` rather than in the result: a function
+    /// returned through `withLock`'s generic result is converted to and from its generic form, which allocates
+    /// twice per delivery.
     @inlinable
-    func nextDelivery() -> ((@Sendable (SignalEvent<Element>) -> Void), SignalEvent<Element>)? {
+    func nextDelivery(handler: inout (@Sendable (SignalEvent<Element>) -> Void)?) -> SignalEvent<Element>? {
         state.withLock { state in
-            guard !state.ended, let handler = state.handler else {
+            guard !state.ended, let current = state.handler else {
                 state.draining = false
                 return nil
             }
+            handler = current
             if let element = state.buffer.popFirst() {
-                return (handler, .value(element))
+                return .value(element)
             }
             if state.finishPending {
                 // Terminal: release the handler so nothing it captured outlives the signal.
                 state.handler = nil
                 state.ended = true
                 state.draining = false
-                return (handler, .finished)
+                return .finished
             }
             state.draining = false
             return nil
