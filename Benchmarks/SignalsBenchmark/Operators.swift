@@ -47,11 +47,10 @@ import Dispatch
 import Foundation
 import Signals
 
-/// What reaches the end of a pipeline: checked against what the operator must deliver.
-final class Tally: @unchecked Sendable {
-    // Guarded by `lock`: observers, timer threads and tasks add to it from several threads.
-    private let lock = NSLock()
-    private var state = Snapshot()
+/// What reaches the end of a pipeline: checked against what the operator must deliver. Observers, timer threads
+/// and tasks add to it from several threads.
+final class Tally: Sendable {
+    private let state = Locked(Snapshot())
 
     struct Snapshot {
         var count = 0
@@ -62,34 +61,15 @@ final class Tally: @unchecked Sendable {
 
     @inline(never)
     func add(_ value: Int) {
-        lock.lock()
-        state.count += 1
-        state.sum &+= value
-        if let last = state.last, value <= last { state.ordered = false }
-        state.last = value
-        lock.unlock()
+        state.withLock { state in
+            state.count += 1
+            state.sum &+= value
+            if let last = state.last, value <= last { state.ordered = false }
+            state.last = value
+        }
     }
 
-    var snapshot: Snapshot {
-        lock.lock()
-        defer { lock.unlock() }
-        return state
-    }
-}
-
-/// A value behind a lock: the state an AsyncStream consumer shares with its timer task.
-final class Guarded<Value: Sendable>: @unchecked Sendable {
-    // Guarded by `lock`: `value` is only touched inside `withLock`.
-    private let lock = NSLock()
-    private var value: Value
-
-    init(_ value: Value) { self.value = value }
-
-    func withLock<Result>(_ body: (inout Value) -> Result) -> Result {
-        lock.lock()
-        defer { lock.unlock() }
-        return body(&value)
-    }
+    var snapshot: Snapshot { state.withLock { $0 } }
 }
 
 /// One run of one side: its time and what it delivered.
@@ -312,7 +292,7 @@ private func asyncStreamWithLatestFrom(_ count: Int) async -> Measured {
     let (triggers, triggerInput) = AsyncStream<Int>.makeStream()
     let (others, otherInput) = AsyncStream<Int>.makeStream()
     let tally = Tally()
-    let latest = Guarded<Int?>(nil)
+    let latest = Locked<Int?>(nil)
     return await measureAsync(tally) {
         let follower = Task {
             for await value in others { latest.withLock { $0 = value } }
@@ -396,7 +376,7 @@ private struct DebounceState: Sendable {
 private func asyncStreamDebounce(_ count: Int) async -> Measured {
     let (input, continuation) = AsyncStream<Int>.makeStream()
     let tally = Tally()
-    let state = Guarded(DebounceState())
+    let state = Locked(DebounceState())
     return await measureAsync(tally) {
         let consumer = Task {
             var timer: Task<Void, Never>?
@@ -449,7 +429,7 @@ private enum ThrottleAction {
 private func asyncStreamThrottle(_ count: Int) async -> Measured {
     let (input, continuation) = AsyncStream<Int>.makeStream()
     let tally = Tally()
-    let state = Guarded(ThrottleState())
+    let state = Locked(ThrottleState())
     return await measureAsync(tally) {
         let consumer = Task {
             var timer: Task<Void, Never>?
@@ -512,7 +492,7 @@ private func asyncStreamDelay(_ count: Int) async -> Measured {
 private func asyncStreamTimeout(_ count: Int) async -> Measured {
     let (input, continuation) = AsyncStream<Int>.makeStream()
     let tally = Tally()
-    let deadline = Guarded(nanoseconds() + hourNanoseconds)
+    let deadline = Locked(nanoseconds() + hourNanoseconds)
     return await measureAsync(tally) {
         let consumer = Task {
             // The watchdog: one timer, from the start; it ends the input once a whole interval passed silently.
