@@ -66,15 +66,15 @@ final class RoomsViewModel {
         self.selectedRoom = selectedRoom
 
         // snippet:start signals-room-switch
+        let pickedRoom = selectedRoom.removeDuplicates().compactMap { rooms[$0] }
         // The picked room's lines, from an empty list at each pick. switchToLatest stops following the room the
         // user left, whose subscription holds what arrives meanwhile, and follows the new one.
-        let shownLines = selectedRoom.removeDuplicates().compactMap { rooms[$0] }
-            .map { room in room.messages(as: Line.self).scan([Line]()) { $0 + [$1] }.prepend([]) }
-            .switchToLatest()
+        let shownLines = pickedRoom.map { room in
+            room.messages(as: Line.self).scan([Line]()) { $0 + [$1] }.prepend([])
+        }
+        .switchToLatest()
         // The send button follows the picked room's subscription in the same way.
-        let canSend = selectedRoom.removeDuplicates().compactMap { rooms[$0] }
-            .map { room in room.state.map(\.isSubscribed) }
-            .switchToLatest()
+        let canSend = pickedRoom.map { room in room.state.map(\.isSubscribed) }.switchToLatest()
         // snippet:end
 
         // snippet:start signals-typing
@@ -85,14 +85,13 @@ final class RoomsViewModel {
 
         // Showing the others' whispers: "bob is typing…" at each one, hidden 3 s after the last (debounce),
         // nothing before the first (prepend), and only in the picked room (switchToLatest).
-        let typingShown = selectedRoom.removeDuplicates().compactMap { rooms[$0] }
-            .map { room in
-                let whispers = room.messages(as: Typing.self)
-                let shown = whispers.map { "\($0.typing) is typing…" as String? }
-                let hidden = whispers.debounce(for: 3, scheduler: scheduler).map { _ in nil as String? }
-                return shown.merge(with: hidden).prepend(nil)
-            }
-            .switchToLatest()
+        let typingShown = pickedRoom.map { room in
+            let whispers = room.messages(as: Typing.self)
+            let shown = whispers.map { "\($0.typing) is typing…" as String? }
+            let hidden = whispers.debounce(for: 3, scheduler: scheduler).map { _ in nil as String? }
+            return shown.merge(with: hidden).prepend(nil)
+        }
+        .switchToLatest()
         // snippet:end
 
         // snippet:start signals-banner
