@@ -26,9 +26,10 @@ package final class StreamStorage<Element: Sendable>: ObserverSource {
     }
 
     /// A read-only view that keeps `owner` alive for as long as the view, or any observation or loop made
-    /// through it, exists (as ``StateStorage/view(keeping:)`` does for a state).
-    package func view(keeping owner: any AnyObject & Sendable) -> EventStream<Element> {
-        EventStream(storage: self, keeping: owner)
+    /// through it, exists, and runs observers that name no queue on `lane` when one is given (as
+    /// ``StateStorage/view(keeping:lane:)`` does for a state).
+    package func view(keeping owner: (any AnyObject & Sendable)?, lane: DeliveryLane? = nil) -> EventStream<Element> {
+        EventStream(storage: self, keeping: owner, lane: lane)
     }
 
     /// Sends `elements` in order to every observer (or holds them), under one lock; each observer is woken
@@ -115,13 +116,13 @@ package final class StreamStorage<Element: Sendable>: ObserverSource {
         attach(ObserverBox(queue: queue, buffering: buffering, handler: handler))
     }
 
-    /// Observes with the drain run through `submit` (a module's own executor) instead of a queue.
+    /// Observes through `lane` (a module's own executor's, or a queue's) instead of a queue.
     package func observeEvents(
-        submit: @escaping ObserverBox<Element>.Submit,
+        lane: DeliveryLane,
         buffering: BufferingPolicy,
         _ handler: @escaping @Sendable (SignalEvent<Element>) -> Void
     ) -> SignalObservation {
-        attach(ObserverBox(submit: submit, buffering: buffering, handler: handler))
+        attach(ObserverBox(lane: lane, buffering: buffering, handler: handler))
     }
 }
 
@@ -145,10 +146,13 @@ public final class EventStream<Element: Sendable>: Signal {
     @usableFromInline package let storage: StreamStorage<Element>
     /// What this view keeps alive, as does every observation made through it.
     let owner: (any AnyObject & Sendable)?
+    /// Where an observer that names no queue runs; nil: on the sending thread.
+    let lane: DeliveryLane?
 
-    init(storage: StreamStorage<Element>, keeping owner: (any AnyObject & Sendable)? = nil) {
+    init(storage: StreamStorage<Element>, keeping owner: (any AnyObject & Sendable)? = nil, lane: DeliveryLane? = nil) {
         self.storage = storage
         self.owner = owner
+        self.lane = lane
     }
 
     /// Whether the stream has finished.
@@ -158,13 +162,15 @@ public final class EventStream<Element: Sendable>: Signal {
     /// (each observer's own count is its ``SignalObservation/droppedCount``).
     public var droppedCount: Int { storage.droppedCount }
 
-    /// Observes the stream's future events; see ``Signal/observeEvents(on:buffering:_:)``.
+    /// Observes the stream's future events; see ``Signal/observeEvents(on:buffering:_:)``. A view a library hands
+    /// out may run observers that name no queue on the library's own queue; its documentation says so.
     public func observeEvents(
         on queue: DispatchQueue?,
         buffering: BufferingPolicy,
         _ handler: @escaping @Sendable (SignalEvent<Element>) -> Void
     ) -> SignalObservation {
-        storage.observeEvents(on: queue, buffering: buffering, handler).keeping(owner)
+        let lane = queue.map(DeliveryLane.serving) ?? lane
+        return storage.attach(ObserverBox(lane: lane, buffering: buffering, handler: handler)).keeping(owner)
     }
 }
 

@@ -27,9 +27,11 @@ package final class StateStorage<Value: Sendable>: ObserverSource {
     package var value: Value { state.withLock { $0.value } }
 
     /// A read-only view that keeps `owner` alive for as long as the view, or any observation or loop made
-    /// through it, exists: how a library ties the lifetime of what it manages to the use of its state.
-    package func view(keeping owner: any AnyObject & Sendable) -> StateValue<Value> {
-        StateValue(storage: self, keeping: owner)
+    /// through it, exists: how a library ties the lifetime of what it manages to the use of its state. An observer
+    /// that names no queue runs on `lane` when one is given (a library whose writes happen on threads that must not
+    /// run its users' code), else on the writing thread.
+    package func view(keeping owner: (any AnyObject & Sendable)?, lane: DeliveryLane? = nil) -> StateValue<Value> {
+        StateValue(storage: self, keeping: owner, lane: lane)
     }
 
     /// Inlinable, so that a module writing a state of a concrete type gets the write and its observers' drains
@@ -51,7 +53,11 @@ package final class StateStorage<Value: Sendable>: ObserverSource {
         buffering: BufferingPolicy,
         _ handler: @escaping @Sendable (SignalEvent<Value>) -> Void
     ) -> SignalObservation {
-        let box = ObserverBox(queue: queue, buffering: buffering, handler: handler)
+        attach(ObserverBox(queue: queue, buffering: buffering, handler: handler))
+    }
+
+    /// Registers `box` (a push box, or an async loop's pull box): it gets the current value, then every change.
+    package func attach(_ box: ObserverBox<Value>) -> SignalObservation {
         // The current value goes in under the same lock as the registration, so the observer sees it
         // first and then every later change, with nothing missed or repeated.
         let (id, wake) = state.withLock { state in
@@ -89,22 +95,28 @@ public final class StateValue<Value: Sendable>: Signal {
     let storage: StateStorage<Value>
     /// What this view keeps alive, as does every observation made through it.
     let owner: (any AnyObject & Sendable)?
+    /// Where an observer that names no queue runs; nil: on the writing thread.
+    let lane: DeliveryLane?
 
-    init(storage: StateStorage<Value>, keeping owner: (any AnyObject & Sendable)? = nil) {
+    init(storage: StateStorage<Value>, keeping owner: (any AnyObject & Sendable)? = nil, lane: DeliveryLane? = nil) {
         self.storage = storage
         self.owner = owner
+        self.lane = lane
     }
 
     /// The current value.
     public var value: Value { storage.value }
 
     /// Observes the current value at once, then every change; see ``Signal/observeEvents(on:buffering:_:)``.
+    /// A view a library hands out may run observers that name no queue on the library's own queue (a client's
+    /// callback queue, say); its documentation says so.
     public func observeEvents(
         on queue: DispatchQueue?,
         buffering: BufferingPolicy,
         _ handler: @escaping @Sendable (SignalEvent<Value>) -> Void
     ) -> SignalObservation {
-        storage.observeEvents(on: queue, buffering: buffering, handler).keeping(owner)
+        let lane = queue.map(DeliveryLane.serving) ?? lane
+        return storage.attach(ObserverBox(lane: lane, buffering: buffering, handler: handler)).keeping(owner)
     }
 }
 
@@ -125,7 +137,7 @@ public final class MutableStateValue<Value: Sendable>: Signal {
     /// The type of the held value.
     public typealias Element = Value
 
-    @usableFromInline let storage: StateStorage<Value>
+    @usableFromInline package let storage: StateStorage<Value>
 
     /// The read-only view to hand to other code.
     public let readOnly: StateValue<Value>

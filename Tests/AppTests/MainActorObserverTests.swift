@@ -96,7 +96,7 @@ struct MainActorObserverTests {
         #expect(calls.withLock { $0 } == 2)  // 0 and 1; nothing after the model went
     }
 
-    @Test("on the main actor, a main-queue observer gets a value before the send returns, in order with earlier ones")
+    @Test("on the main actor, a main-queue observer gets a value before the send returns, after the ones still pending")
     func mainQueueObserverRunsAtOnceOnMain() async {
         let source = MutableStateValue(0)
         let seen = Locked<[Int]>([])
@@ -106,9 +106,9 @@ struct MainActorObserverTests {
         #expect(seen.withLock { $0 } == [0, 1])
         DispatchQueue.global().sync { source.value = 2 }  // another thread: delivered at the main queue's next turn
         #expect(seen.withLock { $0 } == [0, 1])
-        source.value = 3  // waits behind 2, which is posted
-        #expect(seen.withLock { $0 } == [0, 1])
-        await Self.drainMainQueue()
+        source.value = 3  // on the main actor: 2, which was posted, is delivered first, then 3, before the send returns
+        #expect(seen.withLock { $0 } == [0, 1, 2, 3])
+        await Self.drainMainQueue()  // the posted turn finds nothing left
         #expect(seen.withLock { $0 } == [0, 1, 2, 3])
         token.cancel()
     }

@@ -112,12 +112,25 @@ package final class PullConsumer<Element: Sendable>: Sendable {
     package init(_ base: some Signal<Element>, buffering: BufferingPolicy) {
         let box = ObserverBox<Element>(pulling: buffering)
         self.box = box
-        if let stream = (base as? EventStream<Element>)?.storage ?? (base as? MutableEventStream<Element>)?.storage {
+        // The library's own sources take the box directly: each value is buffered once, and a loop is woken when the
+        // value is written, not one hop later (a view's queue for observers is not the loop's).
+        // A view's owner (what a library ties to the use of the view) is kept by the loop, as by an observation.
+        if let view = base as? EventStream<Element> {
+            observation = view.storage.attach(box)
+            owner = view.owner
+        } else if let stream = (base as? MutableEventStream<Element>)?.storage {
             observation = stream.attach(box)
+            owner = nil
+        } else if let view = base as? StateValue<Element> {
+            observation = view.storage.attach(box)
+            owner = view.owner
+        } else if let state = (base as? MutableStateValue<Element>)?.storage {
+            observation = state.attach(box)
+            owner = nil
         } else {
             observation = base.observeEvents(on: nil, buffering: .unbounded) { event in box.receive(event) }
+            owner = nil
         }
-        owner = nil
     }
 
     /// Registers a pull box with the stream behind `storage`; `keeping` stays alive as long as the consumer.

@@ -7,10 +7,14 @@ import Dispatch
 /// events in the order the source accepted them. A ``Wake`` that comes back must be run (``Wake/run()``)
 /// after releasing that lock. Events leave the box in one of two ways:
 ///
-/// - **Push** (an observation): a drain loop calls the handler until the buffer is empty, on the observer's
-///   queue or on the sending thread. A send that arrives while a drain runs (from another thread, or
-///   re-entrantly from the handler) only appends; the running loop delivers it, so the handler never runs
-///   concurrently with itself and re-entrant sends cannot deadlock.
+/// - **Push** (an observation) on the sending thread: a drain loop calls the handler until the buffer is empty.
+///   A send that arrives while a drain runs (from another thread, or re-entrantly from the handler) only
+///   appends; the running loop delivers it, so the handler never runs concurrently with itself and re-entrant
+///   sends cannot deadlock.
+/// - **Push on a queue** (or a module's executor): the queue's ``DeliveryLane`` delivers, in the order the
+///   sends were made across every observer on that queue. The box keeps its buffer and policy and records each
+///   send's elements as one run under the lane's ticket number; the lane's drain lets it deliver its runs up to
+///   each ticket (``deliver(through:)``).
 /// - **Pull** (an async iterator): the consumer takes elements with ``poll()`` and suspends in ``wait()``
 ///   when there are none; a send resumes it once, however many elements it brings. Elements it took are
 ///   released by the next send, on the sending thread: glibc frees another thread's memory under that
@@ -38,11 +42,29 @@ package final class ObserverBox<Element: Sendable>: ObservationTarget {
         @usableFromInline var waiter: UnsafeContinuation<Void, Never>?
         /// Pull mode: elements the consumer took, released by the next send.
         @usableFromInline var taken: [Element] = []
+        /// Laned push: `buffer`'s elements as runs, oldest first: each send's elements under its lane ticket.
+        /// Their counts add up to `buffer.count`.
+        @usableFromInline var runs = RingBuffer<Run>()
+        /// Laned push: the lane ticket of the end, once `finishPending`.
+        @usableFromInline var finishSeq: UInt64 = 0
 
         @inlinable
         init(buffer: PolicyBuffer<Element>, handler: (@Sendable (SignalEvent<Element>) -> Void)?) {
             self.buffer = buffer
             self.handler = handler
+        }
+    }
+
+    /// The elements one send put in a laned box, under the number of its lane ticket.
+    @usableFromInline
+    struct Run: Sendable {
+        @usableFromInline var seq: UInt64
+        @usableFromInline var count: Int
+
+        @inlinable
+        init(seq: UInt64, count: Int) {
+            self.seq = seq
+            self.count = count
         }
     }
 
@@ -54,27 +76,23 @@ package final class ObserverBox<Element: Sendable>: ObservationTarget {
         case empty
     }
 
-    /// Runs work serially somewhere else: a queue's `async`, or a module's own executor.
-    @usableFromInline
-    package typealias Submit = @Sendable (@escaping @Sendable () -> Void) -> Void
-
     @usableFromInline let state: Locked<State>
-    /// Where the push drain runs; nil runs it on the sending thread.
-    @usableFromInline let submit: Submit?
+    /// Where push deliveries are ordered and run; nil runs them on the sending thread.
+    @usableFromInline let lane: DeliveryLane?
     @usableFromInline let pulls: Bool
 
-    /// A push box: `handler` gets the events, on `queue` or on the sending thread.
+    /// A push box: `handler` gets the events, on `queue` (through its lane) or on the sending thread.
     convenience init(
         queue: DispatchQueue?, buffering: BufferingPolicy, handler: @escaping @Sendable (SignalEvent<Element>) -> Void
     ) {
-        self.init(submit: queue.map(drainSubmit(on:)), buffering: buffering, handler: handler)
+        self.init(lane: queue.map(DeliveryLane.serving), buffering: buffering, handler: handler)
     }
 
-    /// A push box whose drain runs through `submit` (serially, in submission order), or on the sending thread.
+    /// A push box delivered by `lane` (in the lane's order), or on the sending thread.
     package init(
-        submit: Submit?, buffering: BufferingPolicy, handler: @escaping @Sendable (SignalEvent<Element>) -> Void
+        lane: DeliveryLane?, buffering: BufferingPolicy, handler: @escaping @Sendable (SignalEvent<Element>) -> Void
     ) {
-        self.submit = submit
+        self.lane = lane
         pulls = false
         state = Locked(State(buffer: PolicyBuffer(policy: buffering), handler: handler))
     }
@@ -82,7 +100,7 @@ package final class ObserverBox<Element: Sendable>: ObservationTarget {
     /// A pull box, for an async iterator.
     @inlinable
     package init(pulling buffering: BufferingPolicy) {
-        submit = nil
+        lane = nil
         pulls = true
         state = Locked(State(buffer: PolicyBuffer(policy: buffering), handler: nil))
     }
@@ -100,9 +118,57 @@ package final class ObserverBox<Element: Sendable>: ObservationTarget {
                     state.taken.removeAll(keepingCapacity: true)  // a few: not worth a new array
                 }
             }
+            if let lane { return enqueue(elements, on: lane, dropped: &dropped, &state) }
             for element in elements where state.buffer.push(element) { dropped += 1 }
             return wake(&state)
         }
+    }
+
+    /// Buffers `elements` as one run under a ticket of `lane`, and forgets the runs the policy dropped. Under the
+    /// box's lock: the lane's lock is taken inside it, never the other way round.
+    @inlinable
+    func enqueue(
+        _ elements: some Collection<Element>, on lane: DeliveryLane, dropped: inout Int, _ state: inout State
+    ) -> Wake {
+        var pushed = 0
+        var drops = 0
+        for element in elements {
+            pushed += 1
+            if state.buffer.push(element) { drops += 1 }
+        }
+        dropped += drops
+        // bufferingOldest drops the new elements; the other policies drop the oldest ones, maybe of earlier runs.
+        let dropsNew: Bool
+        if case .oldest = state.buffer.policy.kind { dropsNew = true } else { dropsNew = false }
+        let kept = dropsNew ? pushed - drops : pushed
+        guard kept > 0 else { return .none }
+        let ticket = lane.ticket(for: self) { box, seq in
+            unsafeDowncast(box, to: ObserverBox<Element>.self).deliver(through: seq)
+        }
+        let merged =
+            ticket.joined
+            && state.runs.updateLast { run in
+                run.seq = ticket.seq
+                run.count += kept
+                return true
+            }
+        if !merged { state.runs.append(Run(seq: ticket.seq, count: kept)) }
+        if !dropsNew, drops > 0 {
+            var gone: [UInt64] = []
+            var left = drops
+            while left > 0, let first = state.runs.first {
+                if first.count <= left {
+                    left -= first.count
+                    _ = state.runs.popFirst()
+                    gone.append(first.seq)
+                } else {
+                    state.runs.updateFirst { $0.count -= left }
+                    left = 0
+                }
+            }
+            if !gone.isEmpty { lane.markStale(gone) }
+        }
+        return ticket.start ? .lane(lane) : .none
     }
 
     /// Buffers `element`. Returns what the caller must run after its lock.
@@ -118,7 +184,12 @@ package final class ObserverBox<Element: Sendable>: ObservationTarget {
         state.withLock { state -> Wake in
             guard !state.ended, !state.finishPending else { return .none }
             state.finishPending = true
-            return wake(&state)
+            guard let lane else { return wake(&state) }
+            let ticket = lane.ticket(for: self) { box, seq in
+                unsafeDowncast(box, to: ObserverBox<Element>.self).deliver(through: seq)
+            }
+            state.finishSeq = ticket.seq
+            return ticket.start ? .lane(lane) : .none
         }
     }
 
@@ -149,11 +220,7 @@ package final class ObserverBox<Element: Sendable>: ObservationTarget {
 
     @inlinable
     package func scheduleDrain() {
-        if let submit {
-            submit { self.drain() }
-        } else {
-            drain()
-        }
+        drain()
     }
 
     @inlinable
@@ -188,6 +255,36 @@ package final class ObserverBox<Element: Sendable>: ObservationTarget {
             }
             state.draining = false
             return nil
+        }
+    }
+
+    /// Delivers, for its lane, the runs up to ticket `seq` and then the end if its ticket is at or before `seq`.
+    @inlinable
+    func deliver(through seq: UInt64) {
+        var handler: (@Sendable (SignalEvent<Element>) -> Void)?
+        while let event = nextLaned(through: seq, handler: &handler), let handler {
+            handler(event)
+        }
+    }
+
+    /// The next event of the runs up to ticket `seq`, with the handler to deliver it to (as ``nextDelivery(handler:)``).
+    @inlinable
+    func nextLaned(through seq: UInt64, handler: inout (@Sendable (SignalEvent<Element>) -> Void)?)
+        -> SignalEvent<Element>?
+    {
+        state.withLock { state in
+            guard !state.ended, let current = state.handler else { return nil }
+            if let run = state.runs.first, run.seq <= seq, let element = state.buffer.popFirst() {
+                if run.count <= 1 { _ = state.runs.popFirst() } else { state.runs.updateFirst { $0.count -= 1 } }
+                handler = current
+                return .value(element)
+            }
+            guard state.finishPending, state.buffer.isEmpty, state.finishSeq <= seq else { return nil }
+            // Terminal: release the handler so nothing it captured outlives the signal.
+            handler = current
+            state.handler = nil
+            state.ended = true
+            return .finished
         }
     }
 
@@ -249,22 +346,27 @@ package final class ObserverBox<Element: Sendable>: ObservationTarget {
     /// Stops delivery, drops what is buffered and releases the handler; a waiting consumer resumes and ends.
     @usableFromInline
     package func cancel() {
-        let (handler, waiter, taken, registration) = state.withLock {
+        let (handler, waiter, taken, registration, staleTickets) = state.withLock {
             state -> (
                 (@Sendable (SignalEvent<Element>) -> Void)?, UnsafeContinuation<Void, Never>?, [Element],
-                (source: any ObserverSource, id: UInt64)?
+                (source: any ObserverSource, id: UInt64)?, [UInt64]
             ) in
+            var stale = state.runs.elements.map(\.seq)
+            if lane != nil, state.finishPending, !state.ended { stale.append(state.finishSeq) }
             state.ended = true
             state.cancelled = true
             state.buffer.removeAll()
+            state.runs.removeAll()
             defer {
                 state.handler = nil
                 state.waiter = nil
                 state.taken = []
                 state.source = nil
             }
-            return (state.handler, state.waiter, state.taken, state.source.map { ($0, state.sourceID) })
+            return (state.handler, state.waiter, state.taken, state.source.map { ($0, state.sourceID) }, stale)
         }
+        // The lane's tickets for this box now deliver nothing; let it compact them away.
+        if let lane, !staleTickets.isEmpty { lane.markStale(staleTickets) }
         // Outside the box's lock: a source calls into boxes under its own lock, never the other way round.
         if let registration { registration.source.removeObserver(id: registration.id) }
         // The handler (and what it captured) and the taken elements are released here, outside the lock.
@@ -372,6 +474,12 @@ package struct Wake: Sendable {
         _ box: any AnyObject & Sendable, _ start: @escaping @Sendable (any AnyObject & Sendable) -> Void
     ) -> Wake {
         Wake(box: box, startDrain: start, waiter: nil)
+    }
+
+    /// Start `lane`'s drain.
+    @inlinable
+    static func lane(_ lane: DeliveryLane) -> Wake {
+        Wake(box: lane, startDrain: { unsafeDowncast($0, to: DeliveryLane.self).start() }, waiter: nil)
     }
 
     @inlinable

@@ -56,6 +56,38 @@ package struct RingBuffer<Element> {
     /// The oldest element, left in place.
     @inlinable package var first: Element? { count > 0 ? storage[head] : nil }
 
+    /// Changes the oldest element in place and returns what `body` returns; nil (and `body` not called) when empty.
+    @inlinable
+    @discardableResult
+    package mutating func updateFirst<R>(_ body: (inout Element) -> R) -> R? {
+        guard count > 0, var element = storage[head] else { return nil }
+        storage[head] = nil  // unique while `body` runs: no copy-on-write of the element's storage
+        defer { storage[head] = element }
+        return body(&element)
+    }
+
+    /// Changes the newest element in place and returns what `body` returns; false (and `body` not called) when
+    /// empty.
+    @inlinable
+    package mutating func updateLast(_ body: (inout Element) -> Bool) -> Bool {
+        guard count > 0 else { return false }
+        var slot = head + count - 1
+        if slot >= storage.count { slot -= storage.count }
+        guard var element = storage[slot] else { return false }
+        storage[slot] = nil
+        defer { storage[slot] = element }
+        return body(&element)
+    }
+
+    /// Removes the elements for which `shouldRemove` is true, keeping the order of the rest.
+    package mutating func removeAll(where shouldRemove: (Element) -> Bool) {
+        var kept = RingBuffer(capacity: 0)
+        while let element = popFirst() {
+            if !shouldRemove(element) { kept.append(element) }
+        }
+        self = kept
+    }
+
     package var elements: [Element] {
         (0..<count).compactMap { offset in
             var slot = head + offset
