@@ -52,9 +52,10 @@ import Signals
 /// delay (1 s, 2 s, 4 s, ... with the default options).
 ///
 /// Threading: everything runs on the main queue, the main actor's executor (in an app, the main thread), one
-/// piece at a time, in the order it was queued. That is what the client publishes (`ActionCableClient.state`,
-/// `ActionCableClient.lastDisconnect`, `ActionCableClient.nextAttempt`, each subscription's state), every
-/// message observer without a queue of its own, and every event of the server. It runs at the next turn of the
+/// piece at a time, in the order it was queued. That is the observers of what the client publishes
+/// (`ActionCableClient.state`, `ActionCableClient.lastDisconnect`, `ActionCableClient.nextAttempt`, each
+/// subscription's state; the values themselves are written at once, so `state.value` already reads them),
+/// every message observer without a queue of its own, and every event of the server. It runs at the next turn of the
 /// main queue (in a SwiftUI preview, right away), or at once when a `@MainActor` test calls ``flush()``. So
 /// observers may assume the main actor (`MainActor.assumeIsolated`), and a test checks the view model after
 /// each step without waiting. An observer given a queue (`observe(on: .main)`) and a `for await` loop run as

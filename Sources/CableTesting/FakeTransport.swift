@@ -39,7 +39,10 @@ public final class FakeTransport: WebSocketTransport, NativeTransport {
         protocols: [String],
         handler: @escaping @Sendable (WebSocketEvent) -> Void
     ) -> any WebSocketConnection {
-        let connection = Connection(request: request, protocols: protocols, handler: handler)
+        record(Connection(request: request, protocols: protocols, handler: handler, receiver: nil))
+    }
+
+    private func record(_ connection: Connection) -> Connection {
         let total = connectionList.withLock { list -> Int in
             list.append(connection)
             return list.count
@@ -48,13 +51,15 @@ public final class FakeTransport: WebSocketTransport, NativeTransport {
         return connection
     }
 
-    /// The client's way in: `.text` events feed its receiver. A fake connection takes `send` and `close` from
+    /// The client's way in: `.text` events feed its receiver, each as a read of its own, and
+    /// ``Connection/receive(read:)`` delivers several as one read. A fake connection takes `send` and `close` from
     /// inside its own delivery (they never take the delivery lock).
     package func connect(
         request: CableRequest, protocols: [String], receiver: TextReceiver,
         handler: @escaping @Sendable (WebSocketEvent) -> Void
     ) -> any WebSocketConnection {
-        connect(request: request, protocols: protocols, handler: receiver.adapting(handler))
+        record(
+            Connection(request: request, protocols: protocols, handler: receiver.adapting(handler), receiver: receiver))
     }
 
     /// One fake connection.
@@ -76,15 +81,21 @@ public final class FakeTransport: WebSocketTransport, NativeTransport {
         /// The subprotocols the client offered.
         public let protocols: [String]
         private let eventHandler: @Sendable (WebSocketEvent) -> Void
+        /// The client's receiver, when it connected through it: what a read of several messages goes to.
+        private let receiver: TextReceiver?
         /// Held while an event is delivered: tests may call ``receive(_:)`` and the rest from many threads at
         /// once, and a transport's handler receives events serially (the `WebSocketTransport` contract).
         private let delivery = Locked(())
         private let state = Locked(State())
 
-        init(request: CableRequest, protocols: [String], handler: @escaping @Sendable (WebSocketEvent) -> Void) {
+        init(
+            request: CableRequest, protocols: [String], handler: @escaping @Sendable (WebSocketEvent) -> Void,
+            receiver: TextReceiver?
+        ) {
             self.request = request
             self.protocols = protocols
             eventHandler = handler
+            self.receiver = receiver
         }
 
         private func deliver(_ event: WebSocketEvent) {
@@ -131,6 +142,17 @@ public final class FakeTransport: WebSocketTransport, NativeTransport {
         /// The server sends `text`.
         public func receive(_ text: String) {
             deliver(.text(text))
+        }
+
+        /// The server sends `texts`, and they arrive in one network read (as a confirmation and the messages a
+        /// Rails channel transmits right after it do, written together); with a client of this package they reach
+        /// it as one read, with any other as one `.text` event each.
+        public func receive(read texts: [String]) {
+            guard let receiver else { return texts.forEach(receive) }
+            delivery.withLock { _ in
+                for var text in texts { text.withUTF8 { receiver.text($0) } }
+                _ = receiver.batchEnded()
+            }
         }
 
         /// The connection fails with `error` (by default a connection without a close frame).

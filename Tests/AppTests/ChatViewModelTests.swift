@@ -18,7 +18,7 @@ struct ChatViewModelTests {
         let preview = previewCable()
         let model = try ChatViewModel(client: preview.client, room: "lobby")
         let screen = Task { await model.follow() }  // the view's .task
-        #expect(model.status.value == .disconnected)
+        #expect(model.status.value == .connecting(attempt: 0))  // the client's own step, at once
         #expect(!model.canSend)
 
         preview.flush()  // the welcome, the confirmation and the scripted messages

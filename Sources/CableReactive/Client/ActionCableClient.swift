@@ -40,7 +40,7 @@ public final class ActionCableClient: Sendable {
     let engine: ClientEngine
 
     /// The connection state. Changes are published on the callback queue.
-    public var state: StateValue<CableState> { engine.stateValue.readOnly }
+    public var state: StateValue<CableState> { engine.views.state }
 
     /// Why the last session was lost or the last attempt failed; `nil` until one is. Published on the callback
     /// queue, before the state that follows it (`connecting` to retry, or `stopped`). The app's own
@@ -54,11 +54,11 @@ public final class ActionCableClient: Sendable {
     ///     state.isConnected ? nil : last.map { "Reconnecting (\($0.kind))" }
     /// }
     /// ```
-    public var lastDisconnect: StateValue<CableDisconnect?> { engine.lastDisconnectValue.readOnly }
+    public var lastDisconnect: StateValue<CableDisconnect?> { engine.views.lastDisconnect }
 
     /// While ``CableState/connecting(attempt:)`` waits to retry (rather than running an attempt): which attempt
     /// comes next and when; `nil` otherwise. Published on the callback queue. See ``CableRetry``.
-    public var nextAttempt: StateValue<CableRetry?> { engine.nextAttemptValue.readOnly }
+    public var nextAttempt: StateValue<CableRetry?> { engine.views.nextAttempt }
 
     /// The live session: the wire protocol the server chose, whether AnyCable restored it (the subscriptions
     /// it listed were not subscribed again; see ``ChannelSubscription/lastReconnect``), and its `sid`. Set
@@ -71,7 +71,7 @@ public final class ActionCableClient: Sendable {
     ///     print(session.wireProtocol, session.restored ? "restored" : "fresh")
     /// }
     /// ```
-    public var session: StateValue<CableSession?> { engine.sessionValue.readOnly }
+    public var session: StateValue<CableSession?> { engine.views.session }
 
     /// Creates a client; it does not connect until ``connect()``.
     ///

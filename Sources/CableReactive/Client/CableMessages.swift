@@ -60,6 +60,11 @@ public struct CableMessages<Element: Sendable>: AsyncSequence, Signal {
     /// ```
     public var undecodableCount: Int { undecodable?.withLock { $0 } ?? 0 }
 
+    /// These messages as an `AsyncSequence`: the messages themselves, so that `for await m in room.messages.values`
+    /// is the same loop as `for await m in room.messages`, woken where the message is written, with no hop through
+    /// the callback queue (Signals' generic ``Signal/values`` would observe on that queue).
+    public var values: CableMessages<Element> { self }
+
     /// Starts a consumer with a buffer of the newest ``CableOptions/messageBufferSize`` messages.
     public func makeAsyncIterator() -> Iterator {
         let policy = BufferingPolicy.bufferingNewest(lease.bufferSize)
@@ -121,15 +126,9 @@ public struct CableMessages<Element: Sendable>: AsyncSequence, Signal {
         _ handler: @escaping @Sendable (SignalEvent<Element>) -> Void
     ) -> SignalObservation {
         let transform = transform
-        let submit: @Sendable (@escaping @Sendable () -> Void) -> Void
-        if let queue {
-            submit = drainSubmit(on: queue)
-        } else {
-            submit = lease.callbacks.submit
-        }
-        let observation = storage.observeEvents(
-            submit: submit, buffering: buffering.capped(at: lease.bufferSize)
-        ) { event in
+        let lane = queue.map(DeliveryLane.serving) ?? lease.callbacks.lane
+        let observation = storage.observeEvents(lane: lane, buffering: buffering.capped(at: lease.bufferSize)) {
+            event in
             switch event {
             case .value(let message): if let element = transform(message) { handler(.value(element)) }
             case .finished: handler(.finished)

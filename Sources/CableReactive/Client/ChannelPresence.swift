@@ -55,8 +55,8 @@ public final class ChannelPresence: Sendable {
     init(lease: SubscriptionLease, sink: PresenceSink) {
         self.lease = lease
         self.sink = sink
-        members = sink.members.view(keeping: lease)
-        events = sink.events.view(keeping: lease)
+        members = sink.members.view(keeping: lease, lane: lease.callbacks.lane)
+        events = sink.events.view(keeping: lease, lane: lease.callbacks.lane)
     }
 
     /// Joins the presence set as `id` with `info` (any JSON the others see; `nil` for none). Declarative: the

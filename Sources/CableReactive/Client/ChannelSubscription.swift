@@ -65,8 +65,8 @@ public final class ChannelSubscription: Sendable {
     init(lease: SubscriptionLease, sink: HandleSink) {
         identifier = lease.identifier
         self.lease = lease
-        state = sink.state.view(keeping: lease)
-        lastReconnect = sink.reconnect.view(keeping: lease)
+        state = sink.state.view(keeping: lease, lane: lease.callbacks.lane)
+        lastReconnect = sink.reconnect.view(keeping: lease, lane: lease.callbacks.lane)
         messages = CableMessages(storage: sink.messages, lease: lease) { $0 }
     }
 
@@ -144,9 +144,9 @@ public final class ChannelSubscription: Sendable {
         guard let storage = lease.engine?.positionedMessages(identifier: identifier, sink: lease.sinkID) else {
             let ended = StreamStorage<PositionedMessage>(holding: nil)
             ended.finish()
-            return ended.view(keeping: lease)
+            return ended.view(keeping: lease, lane: lease.callbacks.lane)
         }
-        return storage.view(keeping: lease)
+        return storage.view(keeping: lease, lane: lease.callbacks.lane)
     }
 
     /// Sends `action` with `data` to the channel.

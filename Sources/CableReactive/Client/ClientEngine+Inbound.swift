@@ -12,7 +12,7 @@ import Signals
 extension ClientEngine {
     /// Connects attempt `id`. The connection keeps the receiver and handler until it delivers `.closed`.
     func openTransport(_ request: CableRequest, id: UInt64) -> any WebSocketConnection {
-        let batch = DeliveryBatch()
+        let batch = DeliveryBatch(connection: id, turns: self)
         // The data-frame path reads the published routes without the engine, which (weakly referenced) is
         // loaded only for the other frames, not per message.
         let routes = core.withLock { $0.subscriptions.published }
@@ -35,14 +35,7 @@ extension ClientEngine {
                     self?.inbound(nil, id: id, batch: batch)
                 }
             },
-            batchEnded: { [weak self] in
-                let delivery = batch.flush()
-                if batch.routedFrames {
-                    batch.routedFrames = false
-                    self?.noteFrames(id: id)
-                }
-                return delivery
-            }
+            batchEnded: { batch.flush() }
         )
         return transport.connect(request: request, protocols: options.wireProtocol.offer, receiver: receiver) {
             [weak self] event in
@@ -121,6 +114,8 @@ extension ClientEngine {
             return
         }
         defer { batch.routes = nil }  // the decision may have moved routes: the next data frame reloads them
+        // What came before the frame reaches the consumers before what the frame decides (a state, an outcome).
+        if batch.hasStaged { batch.handOverStaged() }
         guard let route = decide({ core, now in core.received(frame, on: id, now: now) }) else { return }
         switch frame {
         case .message(_, let message, let position):

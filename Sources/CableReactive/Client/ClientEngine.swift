@@ -20,7 +20,7 @@ import Signals
 /// - a stale effect is harmless: timers and hooks carry the attempt id the machine checks, and sends and
 ///   closes name the attempt whose connection they are for.
 /// The data-frame path reads the routes under the lock but runs no effect (``ClientEngine+Inbound``).
-final class ClientEngine: SubscriptionOwner {
+final class ClientEngine: SubscriptionOwner, DeliveryTurns {
     /// The header that presents the previous session's id to AnyCable (extended protocol).
     static let restoreHeader = "X-AnyCable-Restore-SID"
 
@@ -29,6 +29,14 @@ final class ClientEngine: SubscriptionOwner {
         case requestPrepared(id: UInt64, CableRequest)
         /// The subscribe re-send timer fired.
         case retriesDue
+    }
+
+    /// The client's values as the app reads them.
+    struct Views: Sendable {
+        let state: StateValue<CableState>
+        let lastDisconnect: StateValue<CableDisconnect?>
+        let nextAttempt: StateValue<CableRetry?>
+        let session: StateValue<CableSession?>
     }
 
     /// What the effects made: handles on injected things. Only a drainer changes them (one at a time);
@@ -58,6 +66,8 @@ final class ClientEngine: SubscriptionOwner {
     let lastDisconnectValue = MutableStateValue<CableDisconnect?>(nil, isDuplicate: { _, _ in false })
     let nextAttemptValue = MutableStateValue<CableRetry?>(nil)
     let sessionValue = MutableStateValue<CableSession?>(nil)
+    /// The views of those values the app gets: their observers that name no queue run on the callback queue.
+    let views: Views
     /// What this client's subscription handles and routes share.
     let subscriptions: SubscriptionContext
     let core: Locked<EngineCore>
@@ -88,6 +98,11 @@ final class ClientEngine: SubscriptionOwner {
             backoff: Backoff(min: options.minReconnectDelay, max: options.maxReconnectDelay),
             maxReconnectAttempts: options.maxReconnectAttempts
         )
+        views = Views(
+            state: stateValue.storage.view(keeping: nil, lane: callbacks.lane),
+            lastDisconnect: lastDisconnectValue.storage.view(keeping: nil, lane: callbacks.lane),
+            nextAttempt: nextAttemptValue.storage.view(keeping: nil, lane: callbacks.lane),
+            session: sessionValue.storage.view(keeping: nil, lane: callbacks.lane))
         subscriptions = SubscriptionContext(
             bufferSize: options.messageBufferSize, log: log, callbacks: callbacks, coders: CableCoders(options.coding),
             scheduler: scheduler)
@@ -143,6 +158,27 @@ final class ClientEngine: SubscriptionOwner {
         return core.outbox
     }
 
+    /// Claims the FIFO's turn for `batch`'s hand-over, or queues it behind the effects another thread runs; see
+    /// ``DeliveryTurns``. The frames' arrival is noted in the same critical section.
+    func claimTurn(for batch: DeliveryBatch, notingFrames: Bool) -> Bool {
+        let now = notingFrames ? scheduler.now : 0
+        return core.withLock { core in
+            if notingFrames { _ = core.machine.noteFrame(id: batch.connection, now: now) }
+            guard batch.hasStaged else { return false }
+            guard !core.draining else {
+                core.outbox.append(.handOver(batch.takeStaged()))
+                return false
+            }
+            core.draining = true
+            return true
+        }
+    }
+
+    /// Ends a turn claimed with ``claimTurn(for:notingFrames:)``: runs what was decided meanwhile, then releases it.
+    func endTurn() {
+        drain([])
+    }
+
     /// Runs the claimed `effects`, then whatever was decided meanwhile, until the FIFO is empty; then releases
     /// it. Nothing to do for `nil` (not claimed).
     private func drain(_ claimed: [EngineEffect]?) {
@@ -193,10 +229,12 @@ final class ClientEngine: SubscriptionOwner {
             startHook(unauthorizedHook(id: id))
         case .cancelHook:
             startHook(nil)
-        case .callback(let work):
-            callbacks.run(work)
+        case .publish(let work):
+            work()
+        case .handOver(let staged):
+            staged.handOver()
         case .end(let sinks):
-            for sink in sinks { sink.end(callbacks: callbacks) }
+            for sink in sinks { sink.end() }
         case .log(let event):
             log.emit(event)
         }

@@ -12,7 +12,7 @@ import Signals
 /// Its methods never call code the app provides: each turns one input into state changes and appends
 /// ``EngineEffect``s to ``outbox``, which ``ClientEngine`` runs after unlocking.
 struct EngineCore: Sendable {
-    /// The values the engine publishes (on the callback queue, through ``EngineEffect/callback(_:)``).
+    /// The values the engine publishes (in the FIFO's order, through ``EngineEffect/publish(_:)``).
     struct Outputs: Sendable {
         let state: MutableStateValue<CableState>
         let lastDisconnect: MutableStateValue<CableDisconnect?>
@@ -96,21 +96,21 @@ struct EngineCore: Sendable {
             startSession(id, now: now)
         case .sessionEnded:
             let value = outputs.session
-            outbox.append(.callback { value.value = nil })
+            outbox.append(.publish { value.value = nil })
             apply(subscriptions.sessionEnded())
         case .publish(let state):
             let value = outputs.state
-            outbox.append(.callback { value.value = state })
+            outbox.append(.publish { value.value = state })
         case .lost(let disconnect):
             let value = outputs.lastDisconnect
-            outbox.append(.callback { value.value = disconnect })
+            outbox.append(.publish { value.value = disconnect })
         case .waiting(let attempt, let delay):
             let retry = CableRetry(attempt: attempt, delay: delay, startsAt: Date(timeIntervalSinceNow: delay))
             let value = outputs.nextAttempt
-            outbox.append(.callback { value.value = retry })
+            outbox.append(.publish { value.value = retry })
         case .notWaiting:
             let value = outputs.nextAttempt
-            outbox.append(.callback { value.value = nil })
+            outbox.append(.publish { value.value = nil })
         case .log(let event):
             outbox.append(.log(event))
         }
@@ -122,7 +122,7 @@ struct EngineCore: Sendable {
             wireProtocol: restore.isExtended(id) ? .anyCableExtended : .actionCable, sessionID: restore.sessionID,
             restored: restored != nil)
         let value = outputs.session
-        outbox.append(.callback { value.value = session })
+        outbox.append(.publish { value.value = session })
         // On an extended session, a subscription that has seen stream positions asks for a replay.
         apply(
             subscriptions.sessionStarted(
@@ -135,12 +135,12 @@ struct EngineCore: Sendable {
             case .send(let text):
                 sendOnLiveSession(text)
             case .publish(let sinks, let state):
-                outbox.append(.callback { for sink in sinks { sink.state.update { $0 = state } } })
+                outbox.append(.publish { for sink in sinks { sink.state.update { $0 = state } } })
             case .publishReconnect(let sinks, let outcome):
-                outbox.append(.callback { for sink in sinks { sink.reconnect.update { $0 = outcome } } })
+                outbox.append(.publish { for sink in sinks { sink.reconnect.update { $0 = outcome } } })
             case .publishPresence(let sinks, let members, let event, let answer):
                 outbox.append(
-                    .callback {
+                    .publish {
                         for sink in sinks { sink.presence?.publish(members: members, event: event, answer: answer) }
                     })
             case .armRetries(let deadline):

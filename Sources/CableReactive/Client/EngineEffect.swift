@@ -29,8 +29,14 @@ enum EngineEffect: Sendable {
     /// Run `onUnauthorized` for refresh `id` (cancelling any running hook).
     case runUnauthorizedHook(id: UInt64)
     case cancelHook
-    /// Run `work` on the callback executor (state publications: their order is the FIFO's).
-    case callback(@Sendable () -> Void)
+    /// Write the client's or its subscriptions' values (states, reconnect outcomes, presence), here, in the
+    /// FIFO's order, so that they are written in decision order with the messages handed over in the FIFO's turns
+    /// (``ClientEngine``'s delivery turn). Their observers run on their lanes (the callback queue, or the queue
+    /// they name), never here; a loop waiting on one is resumed.
+    case publish(@Sendable () -> Void)
+    /// Hand messages a read staged to their subscriptions' buffers, in this turn: the I/O thread found another
+    /// thread running effects and left them to it (``DeliveryBatch``).
+    case handOver(StagedDelivery)
     /// End handles for good: their messages finish (observers may run) and their state becomes unsubscribed.
     case end([HandleSink])
     case log(LogEvent)

@@ -8,8 +8,14 @@ import Signals
 /// once per read. So that staging never costs a drop, a subscription's messages are handed over at once when
 /// they fill half its buffer.
 ///
+/// Hand-overs happen in the engine's delivery turn (``DeliveryTurns``), the turn in which its effects publish states
+/// and outcomes: so what a subscription's consumers get (its messages, its states, its reconnect outcomes) comes in
+/// the order the client decided it. When another thread runs the engine's effects, the staged messages are queued
+/// behind them (``StagedDelivery``), and that thread hands them over in their turn.
+///
 /// `@unchecked Sendable`: every member is touched only by one connection's event handler, text receiver and
-/// `batchEnded` callback, which the transport calls serially on its one I/O thread.
+/// `batchEnded` callback, which the transport calls serially on its one I/O thread (the engine takes staged
+/// messages out with ``takeStaged()`` under its lock, called from there too).
 final class DeliveryBatch: @unchecked Sendable {
     private struct Slot {
         let route: DeliveryRoute
@@ -40,6 +46,15 @@ final class DeliveryBatch: @unchecked Sendable {
     static let idleReads = 64
     /// Whether data frames were routed in this batch without noting their arrival time (noted once at its end).
     var routedFrames = false
+    /// The connection (attempt) this batch delivers for.
+    let connection: UInt64
+    /// Where hand-overs take their turn; nil hands over at once (a client that is gone orders nothing).
+    private weak var turns: (any DeliveryTurns)?
+
+    init(connection: UInt64 = 0, turns: (any DeliveryTurns)? = nil) {
+        self.connection = connection
+        self.turns = turns
+    }
 
     /// The published routes this read routes with, loaded at its first data frame (``route(for:on:loading:)``).
     var routes: SubscriptionTable.Routes?
@@ -78,20 +93,26 @@ final class DeliveryBatch: @unchecked Sendable {
         lastSlot = slot
         if route.wantsPositions { staged[slot].positioned.append(PositionedMessage(message, at: position)) }
         staged[slot].messages.append(message)
-        if staged[slot].messages.count >= route.handOverThreshold {
-            handOver(slot)
-            wakes.runAll()
-        }
+        if staged[slot].messages.count >= route.handOverThreshold { handOverStaged() }
     }
 
-    /// Hands every staged message to its buffer; ends the read.
+    /// Whether messages are staged and not handed over yet.
+    var hasStaged: Bool { !dirty.isEmpty }
+
+    /// Hands every staged message to its buffer in the delivery turn (before a frame that may change what the
+    /// subscriptions tell the app is decided, and when a subscription's staging is half its buffer).
+    func handOverStaged() {
+        endTurn(notingFrames: false)
+    }
+
+    /// Hands every staged message to its buffer in the delivery turn, notes the frames' arrival (one lock for
+    /// both); ends the read.
     ///
     /// - Returns: what the read handed over, from which the I/O thread decides whether to yield.
     @discardableResult
     func flush() -> ReadDelivery {
-        for slot in dirty where !staged[slot].messages.isEmpty { handOver(slot) }
-        wakes.runAll()  // every buffer is filled before the first consumer is woken
-        dirty.removeAll(keepingCapacity: true)
+        endTurn(notingFrames: routedFrames)
+        routedFrames = false
         reads += 1
         routes = nil
         if reads.isMultiple(of: Self.idleReads) { forgetIdleSlots() }
@@ -99,22 +120,47 @@ final class DeliveryBatch: @unchecked Sendable {
         return delivery
     }
 
+    /// Claims the delivery turn and hands over here, or leaves the staged messages to the thread that has it.
+    private func endTurn(notingFrames: Bool) {
+        guard let turns else { return handOverNow() }
+        guard turns.claimTurn(for: self, notingFrames: notingFrames) else { return }
+        handOverNow()
+        turns.endTurn()
+    }
+
+    /// Hands every staged message over here: every buffer is filled before the first consumer is woken.
+    private func handOverNow() {
+        guard !dirty.isEmpty else { return }
+        for slot in dirty where !staged[slot].messages.isEmpty { handOver(slot) }
+        wakes.runAll()
+        dirty.removeAll(keepingCapacity: true)
+    }
+
+    /// Takes the staged messages out, for the thread that has the delivery turn to hand over in it
+    /// (``StagedDelivery/handOver()``); what they will hand over counts in this read's ``ReadDelivery``.
+    func takeStaged() -> StagedDelivery {
+        var taken = StagedDelivery()
+        for slot in dirty where !staged[slot].messages.isEmpty {
+            delivery.largestHandOver = max(delivery.largestHandOver, staged[slot].messages.count)
+            delivery.handedOver += staged[slot].messages.count
+            taken.parts.append((staged[slot].route, staged[slot].messages, staged[slot].positioned))
+            staged[slot].messages = []
+            staged[slot].positioned = []
+        }
+        dirty.removeAll(keepingCapacity: true)
+        return taken
+    }
+
     private func handOver(_ slot: Int) {
         let route = staged[slot].route
         delivery.largestHandOver = max(delivery.largestHandOver, staged[slot].messages.count)
         delivery.handedOver += staged[slot].messages.count
-        let dropped = route.deliver(staged[slot].messages, wakes: &wakes)
+        let dropped = route.deliver(staged[slot].messages, positioned: staged[slot].positioned, wakes: &wakes)
         staged[slot].messages.removeAll(keepingCapacity: true)
-        if !staged[slot].positioned.isEmpty {
-            route.deliver(positioned: staged[slot].positioned, wakes: &wakes)
-            staged[slot].positioned.removeAll(keepingCapacity: true)
-        }
+        staged[slot].positioned.removeAll(keepingCapacity: true)
         guard (dropped > 0) != staged[slot].overflowing else { return }
         staged[slot].overflowing = dropped > 0
-        if dropped > 0 {
-            route.log.emit(
-                LogEvent(level: .warn, name: "buffer_overflow", fields: [.subscription(route.serial), .count(dropped)]))
-        }
+        if dropped > 0 { route.logOverflow(dropped) }
     }
 
     /// Drops the slots no message was staged in for `idleReads` reads (all are empty between reads).
@@ -125,4 +171,32 @@ final class DeliveryBatch: @unchecked Sendable {
         slots = Dictionary(uniqueKeysWithValues: staged.indices.map { (ObjectIdentifier(staged[$0].route), $0) })
         lastSlot = 0
     }
+}
+
+/// Messages a read staged, taken out for the thread that has the delivery turn: the engine queues them as an effect
+/// behind the effects decided before them, so they reach the consumers in that order.
+struct StagedDelivery: Sendable {
+    var parts: [(route: DeliveryRoute, messages: [JSONValue], positioned: [PositionedMessage])] = []
+
+    /// Hands each part to its subscription's buffers; wakes the consumers once everything is buffered.
+    func handOver() {
+        var wakes = WakeList()
+        for part in parts {
+            let dropped = part.route.deliver(part.messages, positioned: part.positioned, wakes: &wakes)
+            if dropped > 0 { part.route.logOverflow(dropped) }
+        }
+        wakes.runAll()
+    }
+}
+
+/// Where a ``DeliveryBatch`` takes its turn to hand messages over: the engine's FIFO of effects, whose turn is also
+/// the one in which subscriptions' states and outcomes are published.
+protocol DeliveryTurns: AnyObject, Sendable {
+    /// In one critical section: notes that `batch`'s connection received frames (when `notingFrames`), and either
+    /// claims the turn (true: the caller hands over, then calls ``endTurn()``) or, while another thread has it,
+    /// queues `batch`'s staged messages behind what that thread runs (``DeliveryBatch/takeStaged()``; false). Claims
+    /// nothing when `batch` has nothing staged.
+    func claimTurn(for batch: DeliveryBatch, notingFrames: Bool) -> Bool
+    /// Gives the turn back, after running what was queued meanwhile.
+    func endTurn()
 }

@@ -64,18 +64,24 @@ final class DeliveryRoute: Sendable {
 
     func contains(sink id: UInt64) -> Bool { sinks.contains { $0.id == id } }
 
-    /// Hands `messages` to every handle, in order. Runs on the network thread.
+    /// Hands `messages` to every handle, in order, and the same messages with their positions (`positioned`,
+    /// empty unless ``wantsPositions``) to the handles that read positions. Runs in the delivery turn.
     ///
     /// - Returns: how many messages the handles' consumers dropped (summed over the handles).
     @discardableResult
-    func deliver(_ messages: some Collection<JSONValue>, wakes: inout WakeList) -> Int {
+    func deliver(
+        _ messages: some Collection<JSONValue>, positioned: some Collection<PositionedMessage>, wakes: inout WakeList
+    ) -> Int {
         var dropped = 0
         for storage in messageStorages { dropped += storage.send(contentsOf: messages, wakes: &wakes) ?? 0 }
+        if !positioned.isEmpty {
+            for storage in positionedStorages { _ = storage.send(contentsOf: positioned, wakes: &wakes) }
+        }
         return dropped
     }
 
-    /// Hands `messages` with their positions to the handles that read positions. Runs on the network thread.
-    func deliver(positioned messages: some Collection<PositionedMessage>, wakes: inout WakeList) {
-        for storage in positionedStorages { _ = storage.send(contentsOf: messages, wakes: &wakes) }
+    /// Logs that a hand-over to this subscription dropped `count` messages (never their payloads).
+    func logOverflow(_ count: Int) {
+        log.emit(LogEvent(level: .warn, name: "buffer_overflow", fields: [.subscription(serial), .count(count)]))
     }
 }

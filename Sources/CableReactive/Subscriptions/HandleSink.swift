@@ -54,12 +54,11 @@ final class HandleSink: Sendable {
     /// A handle the engine lets go of without ending it (the client was released): its loops end.
     deinit { finishStreams() }
 
-    /// Ends the handle: its streams finish, its waiting `info()` calls fail, and its state becomes
-    /// unsubscribed (on `callbacks`).
-    func end(callbacks: CallbackExecutor) {
+    /// Ends the handle: its streams finish after what they hold, its waiting `info()` calls fail, and its state
+    /// becomes unsubscribed. Run in the engine's FIFO, so after every message handed to the handle before.
+    func end() {
         finishStreams()
-        let state = state
-        callbacks.run { state.update { $0 = .unsubscribed } }
+        state.update { $0 = .unsubscribed }
     }
 
     private func finishStreams() {

@@ -21,7 +21,7 @@ import Testing
         /// Hands `messages` over as a read's end does, waking the consumers after.
         func deliver(_ messages: some Collection<JSONValue>) {
             var wakes = WakeList()
-            box.deliver(messages, wakes: &wakes)
+            box.deliver(messages, positioned: [], wakes: &wakes)
             wakes.run()
         }
 

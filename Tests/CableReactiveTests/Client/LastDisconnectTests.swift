@@ -43,10 +43,14 @@ struct LastDisconnectTests {
     @Test("a server that chose actioncable-unsupported is recorded before the client stops")
     func unsupportedProtocol() throws {
         let h = try ClientHarness()
-        // Each value with the client's state at the moment it was published.
-        let seen = Locked<[(CableDisconnect?, CableState)]>([])
-        let state = h.client.state
-        let token = h.client.lastDisconnect.observe { last in seen.withLock { $0.append((last, state.value)) } }
+        // What the observers of both, on the callback queue, are told, in order.
+        let seen = Locked<[String]>([])
+        let tokens = [
+            h.client.lastDisconnect.observe { last in
+                seen.withLock { $0.append("last \(last?.kind.description ?? "nil")") }
+            },
+            h.client.state.observe { state in seen.withLock { $0.append("state \(state)") } },
+        ]
         h.client.connect()
         let connection = try #require(h.fake.last)
         connection.open(subprotocol: "actioncable-unsupported")
@@ -55,12 +59,14 @@ struct LastDisconnectTests {
         #expect(!last.wasConnected && last.attempt == 0 && last.error == nil)
         #expect(h.state == .stopped(reason: .unsupportedProtocol))
         // Published before the stop, as every disconnect is published before the state that follows it.
-        let published = seen.withLock { $0.last }
-        #expect(published?.0 == last)
-        #expect(published?.1 != .stopped(reason: .unsupportedProtocol))
+        h.scheduler.flush()
+        let told = seen.withLock { $0 }
+        let lost = try #require(told.firstIndex(of: "last unsupported_protocol"))
+        let stopped = try #require(told.firstIndex(of: "state stopped(reason: unsupported_protocol)"))
+        #expect(lost < stopped)
         connection.finishClose()  // the transport's own end adds nothing
         #expect(Self.last(h) == last)
-        withExtendedLifetime(token) {}
+        withExtendedLifetime(tokens) {}
     }
 
     @Test("a close frame records its code; a drop without one records the transport error")

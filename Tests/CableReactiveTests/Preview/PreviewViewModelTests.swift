@@ -87,8 +87,10 @@ struct PreviewViewModelTests {
         let preview = Self.chatPreview()
         let model = try ChatRoomModel(client: preview.client)
         model.start()
-        // Nothing runs inside connect(): the attempt, the welcome and the answers wait in the preview's queue.
-        #expect(model.connection == .disconnected)
+        // The client's own step is published at once (on the main actor, observers on .main see it before connect()
+        // returns); the attempt, the welcome and the answers wait in the preview's queue.
+        #expect(model.connection == .connecting(attempt: 0))
+        #expect(model.roomState == .pending)
         preview.flush()
         #expect(model.connection == .connected)
         #expect(model.roomState == .subscribed(confirmations: 1))
