@@ -39,7 +39,11 @@ public final class ChannelSubscription: Sendable {
     /// subscription: reload), ``SubscriptionReconnect/restored`` (AnyCable restored it and is replaying what
     /// was missed), ``SubscriptionReconnect/recovered`` (the replay is complete: nothing was missed) or
     /// ``SubscriptionReconnect/historyRejected`` (AnyCable could not replay: reload). `nil` until the first
-    /// reconnect after the first confirmation. Changes arrive on the client's callback queue.
+    /// reconnect after the first confirmation, or until a first subscribe asks AnyCable for a replay
+    /// (``ActionCableClient/subscribe(_:resumingFrom:)`` on a session that replays, or
+    /// ``ActionCableClient/subscribe(_:historySince:)``): then ``SubscriptionReconnect/recovering`` and its
+    /// outcome, ``SubscriptionReconnect/recovered`` or ``SubscriptionReconnect/historyRejected`` (the
+    /// positions are too old or from another epoch: reload). Changes arrive on the client's callback queue.
     ///
     /// ```swift
     /// let watch = room.lastReconnect.observe { reconnect in

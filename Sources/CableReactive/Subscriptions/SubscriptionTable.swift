@@ -59,6 +59,10 @@ struct SubscriptionTable: Sendable {
         var replayOnConfirm = false
         /// The Unix time the first `subscribe` asks history since, until it is confirmed.
         var historySince: Int?
+        /// Whether a replay was asked for on the live session (a `history` command, or a `subscribe` with
+        /// history) and its answer, `confirm_history` or `reject_history`, has not come: the answer sets
+        /// ``lastReconnect``, also on a first subscribe.
+        var awaitingReplay = false
         /// The other spellings of the identifier that servers wrote back.
         var aliases: [String] = []
         /// What the app joined the presence set with; kept across reconnects until it leaves or unsubscribes.
@@ -280,6 +284,8 @@ struct SubscriptionTable: Sendable {
         publishIfChanged(before, identifier, into: &actions)
         if entry.historySince != nil {
             context.withSequencer(of: entry.serial) { $0.historyRequested() }  // its replay is awaited
+            entries[identifier]?.awaitingReplay = true
+            if entries[identifier]?.lastReconnect == nil { reconnected(identifier, .recovering, &actions) }
         }
         actions.append(
             .send(
@@ -374,8 +380,11 @@ struct SubscriptionTable: Sendable {
 
     /// Asks the server to replay `identifier`'s streams after their last positions; live messages past a gap
     /// wait for the replay from now on.
-    private func requestHistory(_ identifier: String, into actions: inout [Action]) {
+    private mutating func requestHistory(_ identifier: String, into actions: inout [Action]) {
         guard let entry = entries[identifier] else { return }
+        entries[identifier]?.awaitingReplay = true
+        // A first subscribe resuming from kept positions has no reconnect yet: say that a replay is under way.
+        if entry.lastReconnect == nil { reconnected(identifier, .recovering, &actions) }
         let positions = context.withSequencer(of: entry.serial) { sequencer in
             sequencer.historyRequested()
             return sequencer.positions
@@ -389,7 +398,8 @@ struct SubscriptionTable: Sendable {
     /// - Returns: the subscription's route, for what waited for the replay; nil for an unknown one.
     mutating func historyEnded(_ spelling: String, confirmed: Bool, into actions: inout [Action]) -> DeliveryRoute? {
         guard let route = resolve(spelling) else { return nil }
-        guard entries[route.identifier]?.lastReconnect == .recovering else { return route }
+        guard entries[route.identifier]?.awaitingReplay == true else { return route }
+        entries[route.identifier]?.awaitingReplay = false
         actions.append(
             .log(
                 LogEvent(
@@ -418,6 +428,7 @@ struct SubscriptionTable: Sendable {
             let tracked = entry.tracksMembers || entry.members != nil
             entry.serverPresence = nil
             entry.members = nil
+            entry.awaitingReplay = false  // that session's answer will not come; the next session asks again
             entries[identifier] = entry
             if tracked {
                 actions.append(

@@ -467,7 +467,7 @@ struct AnyCableFeaturesTests {
         connection.receive(ExtendedProtocolTests.history(Self.a, "confirm_history"))
         h.scheduler.flush()
         #expect(watch.values.withLock { $0 } == [6, 7, 8])
-        #expect(room.lastReconnect.value == nil, "not a reconnect")
+        #expect(room.lastReconnect.value == .recovered, "the replay a first subscribe asked for says how it went")
 
         // subscribed while a session is live: the same, after the confirmation
         let b = #"{"channel":"B"}"#
@@ -484,6 +484,33 @@ struct AnyCableFeaturesTests {
         railsConnection.receive(ClientHarness.confirm(Self.a))
         #expect(!railsConnection.sent.contains { $0.contains(#""command":"history""#) })
         _ = (other, rails)
+    }
+
+    @Test(
+        "a first subscribe whose replay the server refuses says so: recovering, then history_rejected",
+        arguments: [false, true])
+    func firstSubscribeHistoryRejected(historySince: Bool) throws {
+        let h = try Self.harness()
+        let kept = [StreamPosition(stream: "s", epoch: "old-epoch", offset: 5)]
+        let room =
+            historySince
+            ? try h.client.subscribe(["channel": "A"], historySince: Date(timeIntervalSince1970: 1_700_000_000))
+            : try h.client.subscribe(["channel": "A"], resumingFrom: kept)
+        let outcomes = Locked<[SubscriptionReconnect?]>([])
+        let token = room.lastReconnect.observe { value in outcomes.withLock { $0.append(value) } }
+        h.client.connect()
+        let connection = try ExtendedProtocolTests.welcome(h)
+        connection.receive(ClientHarness.confirm(Self.a))
+        connection.receive(ExtendedProtocolTests.history(Self.a, "reject_history"))
+        connection.receive(ExtendedProtocolTests.broadcast(Self.a, 40))  // live messages follow
+        h.scheduler.flush()
+        #expect(outcomes.withLock { $0 } == [nil, .recovering, .historyRejected])
+        #expect(room.lastReconnect.value?.mayHaveMissedMessages == true)
+        // a second answer for the same request changes nothing
+        connection.receive(ExtendedProtocolTests.history(Self.a, "confirm_history"))
+        h.scheduler.flush()
+        #expect(room.lastReconnect.value == .historyRejected)
+        withExtendedLifetime(token) {}
     }
 
     @Test("messagesWithPositions: each message with its position, from the first use on; whispers have none")
