@@ -228,7 +228,7 @@ struct ConnectionMachine: Sendable {
     private mutating func gateChanged(_ open: Bool, now: TimeInterval, random: inout some RandomNumberGenerator) {
         guard gate != open else { return }
         gate = open
-        emit(.debug, "gate", [.flag(open)])
+        emit(.debug, "gate", [.flag("open", open)])
         switch phase {
         case .gated:
             if open { startAttempt(now: now) }
@@ -302,7 +302,7 @@ struct ConnectionMachine: Sendable {
         random: inout some RandomNumberGenerator
     ) {
         guard transportID == id else { return }
-        emit(.info, "server_disconnect", [.reason(reason), .flag(reconnect == true)])
+        emit(.info, "server_disconnect", [.reason(reason), .flag("reconnect", reconnect == true)])
         lost(.serverDisconnect, serverReason: reason, reconnect: reconnect)
         if reason == "unauthorized" || reason == "token_expired" {
             handleUnauthorized(reason: reason, now: now, random: &random)

@@ -146,7 +146,8 @@ enum LogField: Sendable, Equatable {
     case closeCode(UInt16)
     case delay(TimeInterval)
     case count(Int)
-    case flag(Bool)
+    /// A yes/no fact under its own name (`reconnect=false`, `open=true`), so a line says what it means.
+    case flag(StaticString, Bool)
     case operation(StaticString)
     /// A server disconnect reason: only known reasons are printed, anything else is `other`.
     case reason(String?)
@@ -173,7 +174,7 @@ enum LogField: Sendable, Equatable {
         case .closeCode(let code): "code=\(code)"
         case .delay(let delay): "delay=\(DecimalText.threePlaces(delay))s"
         case .count(let count): "count=\(count)"
-        case .flag(let flag): "flag=\(flag)"
+        case .flag(let name, let value): "\(name)=\(value)"
         case .operation(let name): "op=\(name)"
         case .reason(let reason):
             "reason=\(reason.map { Self.knownReasons.contains($0) ? $0 : "other" } ?? "none")"

@@ -448,6 +448,19 @@ struct ServerDisconnectTests {
         #expect(lines == ["stopped host=h kind=server_disconnect"])
     }
 
+    @Test("the server_disconnect line names its fields: reason=remote reconnect=false, never flag=")
+    func serverDisconnectLineSaysWhatItMeans() {
+        var h = MachineHarness()
+        let id = h.welcomed()
+        let actions = h.send(.serverDisconnect(id: id, reason: "remote", reconnect: false))
+        let lines = actions.compactMap { action -> String? in
+            guard case .log(let event) = action else { return nil }
+            let line = event.render(host: "h")
+            return line.hasPrefix("server_disconnect ") ? line : nil
+        }
+        #expect(lines == ["server_disconnect host=h reason=remote reconnect=false"])
+    }
+
     @Test("reconnect true reconnects with backoff; false or missing stops with the reason")
     func reconnectFlag() {
         var h = MachineHarness()
