@@ -62,7 +62,7 @@ public struct CableMessages<Element: Sendable>: AsyncSequence, Signal {
 
     /// These messages as an `AsyncSequence`: the messages themselves, so that `for await m in room.messages.values`
     /// is the same loop as `for await m in room.messages`, woken where the message is written, with no hop through
-    /// the callback queue (Signals' generic ``Signal/values`` would observe on that queue).
+    /// the callback queue (Signals' generic `values` of a `Signal` would observe on that queue).
     public var values: CableMessages<Element> { self }
 
     /// Starts a consumer with a buffer of the newest ``CableOptions/messageBufferSize`` messages.
