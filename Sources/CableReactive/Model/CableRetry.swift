@@ -17,7 +17,7 @@
 /// }
 /// // A "retry now" button: `client.connect()` starts the waiting attempt at once.
 /// ```
-public struct CableRetry: Sendable, Hashable {
+public struct CableRetry: Sendable, Hashable, CustomStringConvertible {
     /// The attempt that will start (as in ``CableState/connecting(attempt:)``).
     public let attempt: Int
     /// How long the client waits, in seconds, from when the wait began.
@@ -30,4 +30,7 @@ public struct CableRetry: Sendable, Hashable {
         self.delay = delay
         self.startsAt = startsAt
     }
+
+    /// For example `attempt 3 in 2.000s`: the attempt and the delay, never the wall-clock time.
+    public var description: String { "attempt \(attempt) in \(DecimalText.threePlaces(delay))s" }
 }
