@@ -260,11 +260,33 @@ public final class ActionCableClient: Sendable {
         stream(["channel": "$pubsub", "stream_name": .string(name)], since: date)
     }
 
+    /// Subscribes to an AnyCable signed stream, resuming from positions kept from an earlier launch: as
+    /// ``subscribe(_:resumingFrom:)`` for a channel (on a session that replays, the streams after `positions` are
+    /// asked for once the server confirms; ``ChannelSubscription/lastReconnect`` says how the replay went).
+    ///
+    /// ```swift
+    /// let feed = client.stream(signed: signedName, resumingFrom: savedPositions)
+    /// ```
+    public func stream(signed signedName: String, resumingFrom positions: [StreamPosition]) -> ChannelSubscription {
+        stream(["channel": "$pubsub", "signed_stream_name": .string(signedName)], since: nil, positions: positions)
+    }
+
+    /// Subscribes to an AnyCable public stream, resuming from positions kept from an earlier launch; see
+    /// ``stream(signed:resumingFrom:)``.
+    ///
+    /// ```swift
+    /// let lobby = client.stream(named: "lobby", resumingFrom: savedPositions)
+    /// ```
+    public func stream(named name: String, resumingFrom positions: [StreamPosition]) -> ChannelSubscription {
+        stream(["channel": "$pubsub", "stream_name": .string(name)], since: nil, positions: positions)
+    }
+
     /// A `$pubsub` subscription: its params are strings, which always encode.
-    private func stream(_ params: JSONValue, since date: Date?) -> ChannelSubscription {
+    private func stream(_ params: JSONValue, since date: Date?, positions: [StreamPosition] = []) -> ChannelSubscription
+    {
         let since = date.map { Int($0.timeIntervalSince1970.rounded(.down)) }
         do {
-            return try subscribe(params, since: since)
+            return try subscribe(params, since: since, positions: positions)
         } catch {
             // Unreachable: the params hold a string channel and strings only. An ended handle, not a crash.
             return closedHandle(identifier: (try? params.jsonText()) ?? "")

@@ -486,6 +486,27 @@ struct AnyCableFeaturesTests {
         _ = (other, rails)
     }
 
+    @Test("stream(signed:resumingFrom:) and stream(named:resumingFrom:) ask for what came after the kept positions")
+    func streamsResumingFromPositions() throws {
+        let h = try Self.harness()
+        let kept = [StreamPosition(stream: "s", epoch: "e", offset: 5)]
+        let signed = h.client.stream(signed: "signed-name", resumingFrom: kept)
+        let named = h.client.stream(named: "lobby", resumingFrom: kept)
+        h.client.connect()
+        let connection = try ExtendedProtocolTests.welcome(h)
+        for stream in [signed, named] {
+            connection.receive(ClientHarness.confirm(stream.identifier))
+            let history =
+                #"{"command":"history","history":{"streams":{"s":{"epoch":"e","offset":5}}},"identifier":"#
+                + ClientHarness.quoted(stream.identifier) + "}"
+            #expect(connection.sent.last == history)
+            connection.receive(ExtendedProtocolTests.history(stream.identifier, "confirm_history"))
+        }
+        h.scheduler.flush()
+        #expect(signed.identifier.contains("signed_stream_name") && named.identifier.contains("stream_name"))
+        #expect(signed.lastReconnect.value == .recovered && named.lastReconnect.value == .recovered)
+    }
+
     @Test(
         "a first subscribe whose replay the server refuses says so: recovering, then history_rejected",
         arguments: [false, true])
