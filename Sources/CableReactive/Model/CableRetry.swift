@@ -31,6 +31,6 @@ public struct CableRetry: Sendable, Hashable, CustomStringConvertible {
         self.startsAt = startsAt
     }
 
-    /// For example `attempt 3 in 2.000s`: the attempt and the delay, never the wall-clock time.
-    public var description: String { "attempt \(attempt) in \(DecimalText.threePlaces(delay))s" }
+    /// For example `attempt 3 in 2.0s`: the attempt and the delay, never the wall-clock time.
+    public var description: String { "attempt \(attempt) in \(delay)s" }
 }

@@ -9,8 +9,8 @@ struct GateAndStateConveniencesTests {
     @Test("a CableRetry prints its attempt and delay, not a struct dump or the wall-clock time")
     func retryDescription() {
         let retry = CableRetry(attempt: 3, delay: 2, startsAt: Date(timeIntervalSince1970: 1_700_000_000))
-        #expect(retry.description == "attempt 3 in 2.000s")
-        #expect("\(Optional(retry) ?? retry)" == "attempt 3 in 2.000s")
+        #expect(retry.description == "attempt 3 in 2.0s")
+        #expect("\(Optional(retry) ?? retry)" == "attempt 3 in 2.0s")
     }
 
     /// What the app keeps of its session: the inputs that change together live in one state.
