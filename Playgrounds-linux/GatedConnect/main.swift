@@ -23,14 +23,28 @@ await runExample {
     client.connect()  // waits for the gate: stays .disconnected while it is false
     // snippet:end
 
-    let printer = client.state.observe { state in say("state: \(state)") }
+    // The printer runs on the client's callback queue; each step waits until it has shown the state the step
+    // expects, so the lines below come out in one order.
+    let (shown, show) = AsyncStream.makeStream(of: CableState.self)
+    let printer = client.state.observe { state in
+        say("state: \(state)")
+        show.yield(state)
+    }
     defer { printer.cancel() }
+    var printed = shown.makeAsyncIterator()
+    func shows(_ expected: CableState) async throws {
+        while let state = await printed.next() {
+            if state == expected { return }
+        }
+        throw ExampleError("the printer stopped before \(expected)")
+    }
 
     func step(_ what: String, _ change: () -> Void, expect expected: CableState) async throws {
         say("→ \(what)")
         change()
-        _ = try await client.state.expect("\(expected)") { $0 == expected }
+        try await shows(expected)
     }
+    try await shows(.disconnected)
     try await step("log in", { loggedIn.value = true }, expect: .connected)
     try await step("go offline", { online.value = false }, expect: .disconnected)
     try await step("back online", { online.value = true }, expect: .connected)

@@ -39,7 +39,8 @@ import Signals
 public final class ActionCableClient: Sendable {
     let engine: ClientEngine
 
-    /// The connection state. Changes are published on the callback queue.
+    /// The connection state. An observer that names no queue gets every value on the callback queue, the current
+    /// one first (it is not called inside `observe`); `observe(on:)` gets them on its queue.
     public var state: StateValue<CableState> { engine.views.state }
 
     /// Why the last session was lost or the last attempt failed; `nil` until one is. Published on the callback
