@@ -74,6 +74,12 @@ package final class StreamStorage<Element: Sendable>: ObserverSource {
 
     package var droppedCount: Int { state.withLock { $0.droppedCount } }
 
+    /// Counts `count` values the owner discarded before sending (ones that came too late to be sent in order,
+    /// say) in ``droppedCount``, with the ones the buffers dropped.
+    package func countDropped(_ count: Int) {
+        state.withLock { $0.droppedCount += count }
+    }
+
     /// How many observers and loops are registered (for lifetime tests).
     package var observerCount: Int { state.withLock { $0.observers.entries.count } }
 

@@ -28,7 +28,7 @@ extension ClientEngine {
                     let identifier = CableProtocol.identifier(token: token, in: utf8)
                     self?.inbound(
                         identifier.map { .message(identifier: $0, message: message, position: position) }, id: id,
-                        batch: batch)
+                        size: utf8.count, batch: batch)
                 case .control(let control)?:
                     self?.inbound(ServerFrame(control), id: id, batch: batch)
                 case nil:
@@ -95,7 +95,7 @@ extension ClientEngine {
             return false  // inbound logs an unknown identifier, or finds one escaped differently
         }
         batch.routedFrames = true
-        route.stage(message, at: position, in: batch)
+        route.stage(message, at: position, size: utf8.count, in: batch)
         return true
     }
 
@@ -105,9 +105,9 @@ extension ClientEngine {
         core.withLock { _ = $0.machine.noteFrame(id: id, now: now) }
     }
 
-    /// Any frame but a routed data frame: an input to the core; a data frame or a replay's end it resolves
-    /// to a subscription is staged after.
-    private func inbound(_ decoded: ServerFrame?, id: UInt64, batch: DeliveryBatch) {
+    /// Any frame but a routed data frame (of `size` bytes): an input to the core; a data frame or a replay's
+    /// end it resolves to a subscription is staged after.
+    private func inbound(_ decoded: ServerFrame?, id: UInt64, size: Int = 0, batch: DeliveryBatch) {
         guard let frame = decoded else {
             noteFrames(id: id)
             log.emit(LogEvent(level: .debug, name: "bad_frame", fields: []))
@@ -119,7 +119,7 @@ extension ClientEngine {
         guard let route = decide({ core, now in core.received(frame, on: id, now: now) }) else { return }
         switch frame {
         case .message(_, let message, let position):
-            route.stage(message, at: position, in: batch)
+            route.stage(message, at: position, size: size, in: batch)
         case .historyConfirmed, .historyRejected:
             // What waited for the replay goes out after it, in stream order.
             for ready in subscriptions.historyEnded(route.serial) {

@@ -44,12 +44,19 @@ final class DeliveryRoute: Sendable {
         DeliveryRoute(serial: serial, identifier: identifier, context: context, sinks: sinks + [sink])
     }
 
-    /// Stages `message` for the handles, through the stream sequencer when it carries a position: a repeat
-    /// is dropped, and a message past a gap waits while a history replay is awaited.
-    func stage(_ message: JSONValue, at position: StreamPosition?, in batch: DeliveryBatch) {
+    /// Stages `message` (from a frame of `size` bytes) for the handles, through the stream sequencer when it
+    /// carries a position: a repeat is dropped, a message past a gap waits while a history replay is awaited,
+    /// and one that came after its gap was skipped is counted in every handle's `droppedCount`.
+    func stage(_ message: JSONValue, at position: StreamPosition?, size: Int, in batch: DeliveryBatch) {
         guard let position else { return batch.stage(message, at: nil, for: self) }
-        for ready in context.withSequencer(of: serial, { $0.accept(message, at: position) }) {
-            batch.stage(ready.value, at: ready.position, for: self)
+        let (ready, dropped) = context.withSequencer(of: serial) { sequencer in
+            (sequencer.accept(message, at: position, size: size), sequencer.takeDropped())
+        }
+        if dropped > 0 {
+            for storage in messageStorages { storage.countDropped(dropped) }
+        }
+        for message in ready {
+            batch.stage(message.value, at: message.position, for: self)
         }
     }
 

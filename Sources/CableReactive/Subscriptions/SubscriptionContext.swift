@@ -38,7 +38,7 @@ final class SubscriptionContext: Sendable {
 
     /// Runs `body` on subscription `serial`'s sequencer, made if it has none.
     func withSequencer<R>(of serial: Int, _ body: (inout StreamSequencer) -> R) -> R {
-        sequencers.withLock { body(&$0[serial, default: StreamSequencer(holdLimit: bufferSize)]) }
+        sequencers.withLock { body(&$0[serial, default: StreamSequencer(limits: .forBuffer(bufferSize))]) }
     }
 
     /// Subscription `serial`'s last delivered position in each stream, by stream name.

@@ -400,12 +400,22 @@ struct SubscriptionTable: Sendable {
         guard let route = resolve(spelling) else { return nil }
         guard entries[route.identifier]?.awaitingReplay == true else { return route }
         entries[route.identifier]?.awaitingReplay = false
+        // A replay that skipped a gap (at the bound of what waits, or because it left one) recovered only partly.
+        let gapped = context.withSequencer(of: route.serial) { $0.takeReplayGap() }
+        let outcome: SubscriptionReconnect =
+            if !confirmed { .historyRejected } else if gapped { .recoveredWithGaps } else { .recovered }
+        let name: StaticString =
+            switch outcome {
+            case .recovered: "history_confirmed"
+            case .recoveredWithGaps: "history_gap"
+            default: "history_rejected"
+            }
         actions.append(
             .log(
                 LogEvent(
-                    level: confirmed ? .info : .warn, name: confirmed ? "history_confirmed" : "history_rejected",
-                    fields: [.subscription(route.serial)])))
-        reconnected(route.identifier, confirmed ? .recovered : .historyRejected, &actions)
+                    level: outcome == .recovered ? .info : .warn, name: name, fields: [.subscription(route.serial)])
+            ))
+        reconnected(route.identifier, outcome, &actions)
         return route
     }
 

@@ -66,13 +66,13 @@ import Testing
         let sink = HandleSink(id: 2, bufferSize: 8, state: .pending)
         let positioned = DeliveryRoute(serial: 2, identifier: "s2", context: context, sinks: [sink])
         let batch = DeliveryBatch()
-        plain.box.stage(.int(1), at: nil, in: batch)
+        plain.box.stage(.int(1), at: nil, size: 0, in: batch)
         #expect(context.sequencerCount == 0 && !context.hasStreamPositions(1))
         let position = StreamPosition(stream: "chat", epoch: "e", offset: 5)
-        positioned.stage(.int(5), at: position, in: batch)
+        positioned.stage(.int(5), at: position, size: 0, in: batch)
         #expect(context.sequencerCount == 1 && context.hasStreamPositions(2))
         let replaced = positioned.adding(HandleSink(id: 3, bufferSize: 8, state: .pending))
-        replaced.stage(.int(5), at: position, in: batch)  // a repeat, to the box that replaced the first
+        replaced.stage(.int(5), at: position, size: 0, in: batch)  // a repeat, to the box that replaced the first
         batch.flush()
         #expect(Self.drain(plain.consumer()) == [.int(1)])
         let held = PullConsumer(sink.messages, buffering: .bufferingNewest(8), keeping: nil)
