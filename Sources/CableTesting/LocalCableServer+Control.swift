@@ -59,6 +59,21 @@ extension LocalCableServer {
         core.perform(.resetEpoch)
     }
 
+    /// With ``Options/reliableStreams``: holds every `history` answer back (`true`) until called with `false`,
+    /// while broadcasts go on live, as an AnyCable broker slow to read its history does: the client gets live
+    /// messages past its gap before the replay. Answers held go out in the order they were asked, in chunks of
+    /// ``ReliableStreams/replayChunk`` if set.
+    ///
+    /// ```swift
+    /// server.holdReplays(true)
+    /// server.drop()                              // the client restores its session and asks for a replay
+    /// server.broadcast(["n": 42], to: identifier)  // arrives first, past the gap
+    /// server.holdReplays(false)                  // the replay, then confirm_history
+    /// ```
+    public func holdReplays(_ held: Bool) {
+        core.perform(.holdReplays(held))
+    }
+
     /// Sends the welcome now to the target's open connections that have not had it (see ``welcome``), then
     /// runs the commands they sent meanwhile.
     public func sendWelcome(_ target: Target = .all) {

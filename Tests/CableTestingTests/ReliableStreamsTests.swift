@@ -10,19 +10,24 @@ import Testing
 struct ReliableStreamsTests {
     static let count = 10_000
 
-    static func server(historyLimit: Int = 2 * count, sessionTTL: Double = 300) throws -> LocalCableServer {
+    static func server(historyLimit: Int = 2 * count, sessionTTL: Double = 300, replayChunk: Int? = nil) throws
+        -> LocalCableServer
+    {
         var options = Fixture.serverOptions()
         var reliable = LocalCableServer.ReliableStreams()
         reliable.historyLimit = historyLimit
         reliable.sessionTTL = sessionTTL
+        reliable.replayChunk = replayChunk
         options.reliableStreams = reliable
         return try LocalCableServer(options: options)
     }
 
-    static func client(_ server: LocalCableServer, _ wire: CableWireProtocol) throws -> ActionCableClient {
+    static func client(_ server: LocalCableServer, _ wire: CableWireProtocol, bufferSize: Int = 2 * count) throws
+        -> ActionCableClient
+    {
         var options = Fixture.options()
         options.wireProtocol = wire
-        options.messageBufferSize = 2 * count
+        options.messageBufferSize = bufferSize
         return try ActionCableClient(url: server.url, options: options)
     }
 
@@ -30,17 +35,22 @@ struct ReliableStreamsTests {
     final class Numbers: Sendable {
         let values = Locked<[Int]>([])
         let count = MutableStateValue(0)
+        /// The last `n` delivered.
+        let last = MutableStateValue(0)
         let token: SignalObservation
 
         init(_ room: ChannelSubscription) {
             let values = values
             let count = count
+            let last = last
             token = room.messages.observe { message in
+                let n = message["n"]?.intValue ?? -1
                 let total = values.withLock { values in
-                    values.append(message["n"]?.intValue ?? -1)
+                    values.append(n)
                     return values.count
                 }
                 count.value = total
+                last.value = n
             }
         }
     }
@@ -70,6 +80,48 @@ struct ReliableStreamsTests {
         #expect(await room.lastReconnect.first(within: 5) { $0 == .recovered } != nil)
         #expect(room.state.value == .subscribed(confirmations: 1), "restored: not confirmed again")
         #expect(server.requests.last?.header("X-AnyCable-Restore-SID") != nil)
+    }
+
+    @Test(
+        "extended: a replay larger than the buffer after live messages past the gap: delivered ∪ counted is every number",
+        arguments: [(16, 2_000), (16, 5_000), (128, 5_000)])
+    func replayLargerThanBuffer(bufferSize: Int, live: Int) async throws {
+        let server = try Self.server(replayChunk: 64)
+        let client = try Self.client(server, .anyCableExtended, bufferSize: bufferSize)
+        defer { client.close() }
+        let room = try client.subscribe(["channel": "NumbersChannel"])
+        let numbers = Numbers(room)
+        client.connect()
+        #expect(await room.reaches(.subscribed(confirmations: 1)))
+        let identifier = room.identifier
+        let replayed = Self.count - live
+        // 1...replayed with a drop after 300, and no connection until they are all out. The restored session
+        // asks for its replay; the server holds it back while the last `live` numbers go out live, past the gap,
+        // then sends the backlog in chunks of 64.
+        server.holdReplays(true)
+        await Task.detached {
+            for n in 1...replayed {
+                server.broadcast(["n": .int(n)], to: identifier)
+                if n == 300 {
+                    server.refuseConnections()
+                    server.drop()
+                }
+            }
+        }.value
+        try server.acceptConnections()
+        #expect(await server.wait(timeout: 10) { $0.commands.contains { $0.command == "history" } })
+        await Task.detached {
+            for n in (replayed + 1)...Self.count { server.broadcast(["n": .int(n)], to: identifier) }
+        }.value
+        server.holdReplays(false)
+        let outcome = await room.lastReconnect.first(within: 20) { $0 == .recovered || $0 == .recoveredWithGaps }
+        #expect(await numbers.last.first(within: 20) { $0 == Self.count } != nil)
+        // What waits for the replay is bounded by 4,096 messages (or four buffers): more, and it goes out first.
+        #expect(outcome == (live > max(4096, 4 * bufferSize) ? .recoveredWithGaps : .recovered))
+        let delivered = numbers.values.withLock { $0 }
+        #expect(zip(delivered, delivered.dropFirst()).allSatisfy { $0 < $1 }, "in order, each once")
+        #expect(delivered.count + room.messages.droppedCount == Self.count, "delivered ∪ counted = every number")
+        #expect(room.state.value == .subscribed(confirmations: 1), "restored: not confirmed again")
     }
 
     @Test(

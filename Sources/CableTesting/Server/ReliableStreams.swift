@@ -10,6 +10,18 @@ extension LocalCableServer {
         public var historyLimit = 100
         /// Seconds a session can be restored after its connection ended (AnyCable's `sessions_ttl`, 300).
         public var sessionTTL: Double = 300
+        /// The most replayed broadcasts a `history` answer sends per turn of the server's loop, or `nil` (the
+        /// default) to send each answer at once. With a chunk, broadcasts made meanwhile go out between the
+        /// chunks, so live messages with higher offsets reach the client in the middle of its replay, as they do
+        /// from AnyCable, whose broker replays while new broadcasts go on (../shared/docs/ANYCABLE-EXT.md rule
+        /// 5.8).
+        ///
+        /// ```swift
+        /// var reliable = LocalCableServer.ReliableStreams()
+        /// reliable.historyLimit = 50_000
+        /// reliable.replayChunk = 64  // live messages interleave with a long replay
+        /// ```
+        public var replayChunk: Int?
 
         /// AnyCable's defaults.
         public init() {}

@@ -55,6 +55,9 @@ final class ServerConnection {
     var sessionID: String?
     /// The identifiers restored from a previous session, for the welcome; `nil` when nothing was restored.
     var restoredIdentifiers: [String]?
+    /// `history` answers still being sent, a chunk per loop turn (``LocalCableServer/ReliableStreams/replayChunk``),
+    /// oldest first: the frames left, then the answer that ends them.
+    var replays: [(frames: ArraySlice<String>, answer: String)] = []
 
     init(id: LocalCableServer.ConnectionID, fd: Int32, options: LocalCableServer.Options, now: UInt64) {
         self.id = id

@@ -28,6 +28,8 @@ enum ServerCommand: Sendable {
     case listen(Int32)
     /// A new stream epoch: history cleared, offsets from 1.
     case resetEpoch
+    /// Hold `history` answers back (true) or let them go (false).
+    case holdReplays(Bool)
     case stop
 }
 

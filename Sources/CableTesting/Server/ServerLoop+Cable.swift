@@ -397,11 +397,29 @@ extension ServerLoop {
             }
             replay = entries
         }
-        for entry in replay {
+        let frames = replay.map { entry in
             let position = StreamPosition(stream: stream, epoch: streamHistory.epoch, offset: entry.offset)
-            send(Self.envelope(spelled(identifier), entry.message, position: position), to: connection)
+            return Self.envelope(spelled(identifier), entry.message, position: position)
         }
-        send(Self.historyAnswer(spelled(identifier), "confirm_history"), to: connection)
+        connection.replays.append((frames[...], Self.historyAnswer(spelled(identifier), "confirm_history")))
+        if !replaysHeld, options.reliableStreams?.replayChunk == nil { sendReplays(of: connection, upTo: .max) }
+    }
+
+    /// Sends up to `limit` frames of `connection`'s pending `history` answers, each answer's end after its frames.
+    func sendReplays(of connection: ServerConnection, upTo limit: Int) {
+        var left = limit
+        while left > 0, var replay = connection.replays.first {
+            let chunk = replay.frames.prefix(left)
+            for frame in chunk { send(frame, to: connection) }
+            left -= chunk.count
+            replay.frames = replay.frames.dropFirst(chunk.count)
+            if replay.frames.isEmpty {
+                send(replay.answer, to: connection)
+                connection.replays.removeFirst()
+            } else {
+                connection.replays[0] = replay
+            }
+        }
     }
 
     private static func historyAnswer(_ identifier: String, _ type: String) -> String {

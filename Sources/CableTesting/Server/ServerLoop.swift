@@ -21,6 +21,8 @@ final class ServerLoop {
     var dirty = true
     var nextPing: UInt64?
     var stopping = false
+    /// `history` answers wait while set (``LocalCableServer/holdReplays(_:)``).
+    var replaysHeld = false
     /// Waiters to release once this turn's outcome is published.
     var tickets: [Ticket] = []
     /// The UTF-8 size of the texts in `snapshot.commands`.
@@ -75,6 +77,13 @@ final class ServerLoop {
         }
         fireTimers(now: Socket.now())
         runCommands()
+        if !replaysHeld {
+            // A chunk of each replay per turn; the broadcasts of the next turn's commands go out between.
+            let chunk = options.reliableStreams?.replayChunk.map { max(1, $0) } ?? .max
+            for connection in connections where !connection.replays.isEmpty {
+                sendReplays(of: connection, upTo: chunk)
+            }
+        }
         // Publish before writing: a client that sees the server's answer finds it in the snapshot already.
         publish()
         // A finishing connection is flushed even when empty: that half-closes it.
@@ -97,6 +106,9 @@ final class ServerLoop {
 
     /// Milliseconds until the next timer, rounded up; -1 when none is pending.
     private func pollTimeout() -> Int32 {
+        if !replaysHeld, connections.contains(where: { !$0.replays.isEmpty && $0.phase != .closed }) {
+            return 0  // replays go on
+        }
         var soonest = [nextPing, acceptPausedUntil, presence.nextExpiry].compactMap { $0 }.min()
         for connection in connections where connection.phase != .stalled {
             for deadline in [connection.deadline, connection.welcomeAt, connection.readResumesAt].compactMap({ $0 }) {
@@ -222,6 +234,8 @@ final class ServerLoop {
             if listener == nil { listener = fd } else { Socket.close(fd) }
         case .resetEpoch:
             streamHistory?.resetEpoch()
+        case .holdReplays(let held):
+            replaysHeld = held
         case .stop:
             stopping = true
         }
