@@ -468,9 +468,11 @@ struct ReentrancyTests {
                 server.settle()
                 // A call the client makes into a foreign connection from inside that connection's delivery is
                 // deferred until the delivery returns (WebSocketTransport's contract): the close, its last
-                // call, reaches the wire after the states are published.
+                // call, reaches the wire after the states are published. Connection 0's perform and close too:
+                // its delivery ran the client's effects, and may have gone on running the ones that followed.
                 return states.last == .closed && roomStates.last == .unsubscribed
                     && lobbyStates.current?.last == .unsubscribed && server.closeCode(1) != nil
+                    && server.closeCode(0) != nil
             }
             return (
                 calls: calls.current, states: states.all, wire0: server.commands(on: 0), wire1: server.commands(on: 1),
@@ -588,9 +590,11 @@ struct ReentrancyTests {
                 server.settle()
                 // A call the client makes into a foreign connection from inside that connection's delivery is
                 // deferred until the delivery returns (WebSocketTransport's contract): the close, its last
-                // call, reaches the wire after the states are published.
+                // call, reaches the wire after the states are published. Connection 0's perform and close too:
+                // its delivery ran the client's effects, and may have gone on running the ones that followed.
                 return states.last == .closed && roomStates.last == .unsubscribed
                     && lobbyStates.current?.last == .unsubscribed && server.closeCode(1) != nil
+                    && server.closeCode(0) != nil
             }
             return (
                 calls: calls.current, states: states.all, wire0: server.commands(on: 0), wire1: server.commands(on: 1),
