@@ -70,7 +70,7 @@
             let (connection, recorder) = connect("ws://127.0.0.1:\(peer.port)/echo?id=\(id)", options: options)
             recorder.waitOpened()
             #expect(connection.send(text: String(repeating: "x", count: 1025)))
-            #expect(recorder.waitClosed()?.failureKind == .protocolViolation(closeCode: .messageTooBig))
+            #expect(recorder.waitClosed()?.failureKind == .messageTooBig(limit: 1024))
             #expect(try lastClose(id: id) == "1009 ")
         }
 

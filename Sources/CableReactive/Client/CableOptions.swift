@@ -14,6 +14,7 @@
 /// | ``maxReconnectAttempts`` | `nil` (unlimited) | retries after the first attempt; N allows N + 1 tries |
 /// | ``messageBufferSize`` | 128 | messages buffered per consumer of a subscription; the oldest are dropped beyond it |
 /// | ``subscribeRetryDelays`` | 5, 10, 20, 30 s | when an unanswered subscribe is sent again (the last step repeats) |
+/// | ``maxOutgoingMessageSize`` | 64 KiB | the largest command `perform` and `whisper` send; bigger ones return `false` |
 /// | ``logLabel`` | `nil` | a name for this client in its log lines (`client=…`) |
 /// | ``wireProtocol`` | ``CableWireProtocol/actionCable`` | the protocol offered; ``CableWireProtocol/anyCableExtended`` for AnyCable's session recovery |
 /// | ``coding`` | ISO 8601 dates with milliseconds, keys as declared | how `Codable` params, `perform` data and typed messages are encoded and decoded; see ``CableCoding`` |
@@ -45,6 +46,13 @@ public struct CableOptions: Sendable, Hashable {
     /// still sends every subscription again). A subscription is never given up on: it stays
     /// ``SubscriptionState/pending`` until the server answers.
     public var subscribeRetryDelays: [TimeInterval] = [5, 10, 20, 30]
+    /// The largest command, in bytes of JSON, that ``ChannelSubscription/perform(_:_:)-(String,JSONValue)``,
+    /// ``ChannelSubscription/whisper(_:)-(JSONValue)`` send: a bigger one is not sent, the call
+    /// returns `false` and logs `perform_too_big` at WARN with the size and the limit. AnyCable closes a
+    /// connection whose client sends more than 64 KiB (its `max_message_size`), which would cost the session and
+    /// every subscription on it; Rails has no limit of its own. Inbound messages have the transport's limit
+    /// (1 MiB; a bigger one ends the connection as ``CableDisconnect/Kind-swift.struct/messageTooBig(limit:)``).
+    public var maxOutgoingMessageSize = 64 << 10
     /// A name for this client in its log lines (`client=chat`), so that two clients' lines can be told apart.
     /// Only ASCII letters, digits, `.`, `_` and `-` are kept (others print as `?`), up to 32 characters.
     public var logLabel: String?
@@ -104,5 +112,6 @@ public struct CableOptions: Sendable, Hashable {
         try check((maxReconnectAttempts ?? 0) >= 0, "maxReconnectAttempts")
         try check(messageBufferSize >= 1, "messageBufferSize")
         try check(subscribeRetryDelays.allSatisfy { $0.isFinite && $0 > 0 }, "subscribeRetryDelays")
+        try check(maxOutgoingMessageSize >= 1, "maxOutgoingMessageSize")
     }
 }

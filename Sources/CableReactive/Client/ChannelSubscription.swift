@@ -117,8 +117,15 @@ public final class ChannelSubscription: Sendable {
     /// How many `subscribe` commands went out for this subscription on the current connection: 0 before a
     /// welcome, 1 once it was sent, more while the server leaves it unanswered (re-sent after
     /// ``CableOptions/subscribeRetryDelays``). A long ``SubscriptionState/pending`` with a count above 1 is a
-    /// server that is not answering this channel. 0 also for a subscription AnyCable restored (see
-    /// ``lastReconnect``): none was needed.
+    /// server that is not answering this channel: when the second re-send goes unanswered too (about 35 s with
+    /// the default delays), the client logs `subscribe_unanswered` at WARN with the channel's class and the
+    /// count, and re-sends on. 0 also for a subscription AnyCable restored (see ``lastReconnect``): none was
+    /// needed.
+    ///
+    /// ```swift
+    /// // Read it when the screen's "joining…" has gone on for a while:
+    /// if room.state.value == .pending, room.subscribesSent >= 2 { showUnavailable() }
+    /// ```
     public var subscribesSent: Int { lease.engine?.subscribesSent(identifier: identifier) ?? 0 }
 
     /// The position of the last message delivered from each of the subscription's streams (AnyCable with its
@@ -162,7 +169,8 @@ public final class ChannelSubscription: Sendable {
     ///   Safe from any thread, also from inside an observer of this client. Also `false`
     ///   when `data` is not a JSON object, which is logged at WARN as `perform_data_not_object`, or holds a NaN
     ///   or infinite number, logged at WARN as `perform_unencodable` with its key path (programming errors, not
-    ///   network conditions). Always `false` on an AnyCable stream (``ActionCableClient/stream(signed:historySince:)``),
+    ///   network conditions). `false` when the command is larger than ``CableOptions/maxOutgoingMessageSize``
+    ///   (64 KiB), logged at WARN as `perform_too_big`. Always `false` on an AnyCable stream (``ActionCableClient/stream(signed:historySince:)``),
     ///   which has no channel to call, logged at WARN as `perform_on_stream`.
     @discardableResult
     public func perform(_ action: String, _ data: JSONValue = [:]) -> Bool {
@@ -183,9 +191,18 @@ public final class ChannelSubscription: Sendable {
         }
     }
 
-    /// Sends the command `text` on the live connection if this handle's subscription is confirmed there.
+    /// Sends the command `text` on the live connection if this handle's subscription is confirmed there and it
+    /// is within ``CableOptions/maxOutgoingMessageSize``.
     private func send(_ text: String) -> Bool {
-        lease.engine?.send(text, identifier: identifier, sink: lease.sinkID) ?? false
+        let size = text.utf8.count
+        guard size <= lease.context.maxOutgoingMessageSize else {
+            lease.log.emit(
+                LogEvent(
+                    level: .warn, name: "perform_too_big",
+                    fields: [.subscription(lease.serial), .size(size), .limit(lease.context.maxOutgoingMessageSize)]))
+            return false
+        }
+        return lease.engine?.send(text, identifier: identifier, sink: lease.sinkID) ?? false
     }
 
     /// Sends `data` to the other clients on this subscription's stream: AnyCable's whisper, for what is not

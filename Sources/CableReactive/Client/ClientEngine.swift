@@ -105,7 +105,7 @@ final class ClientEngine: SubscriptionOwner, DeliveryTurns {
             session: sessionValue.storage.view(keeping: nil, lane: callbacks.lane))
         subscriptions = SubscriptionContext(
             bufferSize: options.messageBufferSize, log: log, callbacks: callbacks, coders: CableCoders(options.coding),
-            scheduler: scheduler)
+            scheduler: scheduler, maxOutgoingMessageSize: options.maxOutgoingMessageSize)
         core = Locked(
             EngineCore(
                 url: url,

@@ -263,8 +263,9 @@ struct EngineCore: Sendable {
     mutating func close(now: TimeInterval) {
         guard !closed else { return }
         closed = true
-        decide(.machine(.close), now: now)
+        // The handles end first: the session's end would otherwise take them back to pending on the way.
         apply(subscriptions.removeAll(now: now))
+        decide(.machine(.close), now: now)
         outbox.append(.cancelHook)
     }
 }

@@ -162,7 +162,13 @@ struct ConnectionMachine: Sendable {
             if transportID == id {
                 switch info {
                 case .closed(let code, _): lost(.closed, closeCode: code)
-                case .failed(let error): lost(.failed, error: error)
+                case .failed(let error):
+                    if let limit = error.kind.limit, error.kind == .messageTooBig(limit: limit) {
+                        emit(.warn, "message_too_big", [.limit(limit)])
+                        lost(.messageTooBig(limit: limit), error: error)
+                    } else {
+                        lost(.failed, error: error)
+                    }
                 }
             }
             transportClosed(id: id, unauthorized: unauthorized, info: info, now: now, random: &random)

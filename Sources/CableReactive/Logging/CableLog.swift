@@ -158,6 +158,12 @@ enum LogField: Sendable, Equatable {
     case stopKind(CableStopReason.Kind)
     /// Where decoding failed: coding keys and indexes, already reduced to safe characters (``DecodingFailure``).
     case keyPath(String)
+    /// A channel's class name (`ChatChannel`, `$pubsub`), never its other params; reduced to safe characters.
+    case channel(String)
+    /// A size limit in bytes.
+    case limit(Int)
+    /// A size in bytes.
+    case size(Int)
 
     static func == (lhs: LogField, rhs: LogField) -> Bool { lhs.rendered == rhs.rendered }
 
@@ -182,6 +188,9 @@ enum LogField: Sendable, Equatable {
         case .frameType(let name): "frame=\(name)"
         case .stopKind(let kind): "kind=\(kind.name)"
         case .keyPath(let path): "path=\(path)"
+        case .channel(let name): "channel=\(loggableText(name, limit: 64, extra: ":$"))"
+        case .limit(let bytes): "limit=\(bytes)"
+        case .size(let bytes): "size=\(bytes)"
         }
     }
 }

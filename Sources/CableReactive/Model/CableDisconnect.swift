@@ -23,8 +23,13 @@ public struct CableDisconnect: Sendable, Hashable, CustomStringConvertible {
     /// What ended it. New kinds may be added in later versions, so a `switch` over them needs a `default`.
     public struct Kind: Sendable, Hashable, CustomStringConvertible {
         package let name: String
+        /// The size limit in bytes, for ``messageTooBig(limit:)``.
+        public let limit: Int?
 
-        private init(_ name: String) { self.name = name }
+        private init(_ name: String, limit: Int? = nil) {
+            self.name = name
+            self.limit = limit
+        }
 
         /// The server sent a `disconnect` frame: ``CableDisconnect/serverReason`` and
         /// ``CableDisconnect/reconnect`` say what it said.
@@ -38,14 +43,25 @@ public struct CableDisconnect: Sendable, Hashable, CustomStringConvertible {
         public static let welcomeTimeout = Kind("welcome_timeout")
         /// The welcomed session received nothing (not even a ping) for ``CableOptions/staleTimeout``.
         public static let stale = Kind("stale")
+        /// The server sent a message larger than the transport accepts, `limit` bytes (1 MiB by default; see
+        /// ``WebSocketError/Kind-swift.struct/messageTooBig(limit:)``): the client closed with 1009 and retries.
+        /// ``CableDisconnect/error`` has the transport's error. Logged at WARN as `message_too_big limit=…`.
+        ///
+        /// ```swift
+        /// if let limit = client.lastDisconnect.value?.kind.limit {
+        ///     print("the server sent a message over \(limit) bytes")  // kind == .messageTooBig(limit: limit)
+        /// }
+        /// ```
+        public static func messageTooBig(limit: Int) -> Kind { Kind("message_too_big", limit: limit) }
         /// `onRequest` threw.
         public static let requestFailed = Kind("request_failed")
         /// The upgrade succeeded but the server chose the `actioncable-unsupported` subprotocol: it speaks none
         /// of ours, and the client stops (``CableStopReason/unsupportedProtocol``) right after publishing this.
         public static let unsupportedProtocol = Kind("unsupported_protocol")
 
-        /// The kind's name, as logged: `server_disconnect`, `failed`, …
-        public var description: String { name }
+        /// The kind's name, as logged: `server_disconnect`, `failed`, … (`message_too_big(limit: 1048576)` with
+        /// its limit).
+        public var description: String { limit.map { "\(name)(limit: \($0))" } ?? name }
     }
 
     /// What ended it.

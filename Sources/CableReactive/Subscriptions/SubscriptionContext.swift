@@ -5,6 +5,8 @@ import Signals
 /// not keep its client alive).
 final class SubscriptionContext: Sendable {
     let bufferSize: Int
+    /// The largest command a handle sends (``CableOptions/maxOutgoingMessageSize``).
+    let maxOutgoingMessageSize: Int
     /// The client's encoder and decoder, made from ``CableOptions/coding``: what `perform` and
     /// `messages(as:)` use when the call passes none.
     let coders: CableCoders
@@ -26,9 +28,10 @@ final class SubscriptionContext: Sendable {
 
     init(
         bufferSize: Int, log: LogContext, callbacks: CallbackExecutor, coders: CableCoders = .standard,
-        scheduler: (any CableScheduler)? = nil
+        scheduler: (any CableScheduler)? = nil, maxOutgoingMessageSize: Int = 64 << 10
     ) {
         self.bufferSize = bufferSize
+        self.maxOutgoingMessageSize = maxOutgoingMessageSize
         self.scheduler = scheduler
         self.coders = coders
         handOverThreshold = max(1, bufferSize / 2)

@@ -243,6 +243,10 @@ struct SubscriptionTable: Sendable {
 
     // MARK: re-sends
 
+    /// After how many unanswered re-sends a subscription is logged as `subscribe_unanswered` (WARN), as the next
+    /// one goes out.
+    static let unansweredAfter = 2
+
     /// The re-send timer fired: every subscription still unanswered on this session whose time came is sent again.
     mutating func resendsDue(now: TimeInterval, random: inout some RandomNumberGenerator) -> [Action] {
         let (due, next) = resends.fire(now: now)
@@ -256,6 +260,16 @@ struct SubscriptionTable: Sendable {
                     LogEvent(
                         level: .debug, name: "subscribe_retry",
                         fields: [.subscription(entry.serial), .count(entry.retries + 1)])))
+            if entry.retries == Self.unansweredAfter {
+                // Not a lost race any more (Rails drops a subscribe that overtakes its unsubscribe; one re-send
+                // heals that): the server is not answering this channel.
+                let channel = (try? JSONValue(parsing: identifier))?["channel"]?.stringValue ?? "?"
+                actions.append(
+                    .log(
+                        LogEvent(
+                            level: .warn, name: "subscribe_unanswered",
+                            fields: [.subscription(entry.serial), .channel(channel), .count(entry.retries + 1)])))
+            }
             sendSubscribe(identifier, retry: entry.retries + 1, now: now, into: &actions, random: &random)
         }
         return actions

@@ -131,12 +131,18 @@ public struct WebSocketError: Error, Hashable, Sendable, CustomStringConvertible
         public let closeCode: WebSocketCloseCode?
         /// The socket call's `errno`, for ``io(errno:)``.
         public let errno: Int32?
+        /// The size limit in bytes, for ``messageTooBig(limit:)``.
+        public let limit: Int?
 
-        private init(_ name: String, status: Int? = nil, closeCode: WebSocketCloseCode? = nil, errno: Int32? = nil) {
+        private init(
+            _ name: String, status: Int? = nil, closeCode: WebSocketCloseCode? = nil, errno: Int32? = nil,
+            limit: Int? = nil
+        ) {
             self.name = name
             self.status = status
             self.closeCode = closeCode
             self.errno = errno
+            self.limit = limit
         }
 
         /// The host name could not be resolved.
@@ -176,6 +182,13 @@ public struct WebSocketError: Error, Hashable, Sendable, CustomStringConvertible
         public static func protocolViolation(closeCode: WebSocketCloseCode) -> Kind {
             Kind("protocolViolation", closeCode: closeCode)
         }
+        /// The peer sent a message (or frame) larger than the transport accepts, `limit` bytes (the smaller of
+        /// ``SocketTransport/Options-swift.struct/maxFrameSize`` and
+        /// ``SocketTransport/Options-swift.struct/maxMessageSize``, 1 MiB by default); we closed with 1009
+        /// (``closeCode``). Retried like any lost connection; if the server keeps sending it, raise the limit.
+        public static func messageTooBig(limit: Int) -> Kind {
+            Kind("messageTooBig", closeCode: .messageTooBig, limit: limit)
+        }
         /// The connection closed without a close frame (code 1006).
         public static let abnormalClosure = Kind("abnormalClosure")
         /// A socket call failed with `errno`.
@@ -198,6 +211,7 @@ public struct WebSocketError: Error, Hashable, Sendable, CustomStringConvertible
         /// The name with its value, e.g. `upgradeRejected(status: 404)`.
         public var description: String {
             if let status { return "\(name)(status: \(status))" }
+            if let limit { return "\(name)(limit: \(limit))" }
             if let closeCode { return "\(name)(closeCode: \(closeCode))" }
             if let errno { return "\(name)(errno: \(errno))" }
             return name

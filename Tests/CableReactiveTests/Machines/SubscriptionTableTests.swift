@@ -98,7 +98,7 @@ struct SubscriptionTableTests {
         #expect(add(room, to: &table, random: &random).route.serial != first.route.serial, "a new serial")
     }
 
-    @Test("unanswered subscribes are re-sent after 5, 10, 20, 30, 30 s (±25%) until confirmed")
+    @Test("unanswered subscribes are re-sent after 5, 10, 20, 30, 30 s (±25%) until confirmed; WARN after two")
     func retrySchedule() {
         var random = SeededRandom(seed: 7)
         var table = Self.table()
@@ -106,6 +106,7 @@ struct SubscriptionTableTests {
         var actions = table.sessionStarted(1, restored: nil, replays: false, now: 0, random: &random)
         var now: TimeInterval = 0
         var delays: [TimeInterval] = []
+        var warnings: [String] = []
         for _ in 0..<5 {
             guard let deadline = deadlines(actions).compactMap({ $0 }).last else {
                 Issue.record("no re-send armed")
@@ -119,7 +120,13 @@ struct SubscriptionTableTests {
                 })
             actions = table.resendsDue(now: now, random: &random)
             #expect(sends(actions) == [CableProtocol.subscribe(identifier: room)])
+            warnings += actions.compactMap { action in
+                guard case .log(let event) = action, event.level == .warn else { return nil }
+                return "\(event.name) " + event.fields.map(\.rendered).joined(separator: " ")
+            }
         }
+        // Once, as the third re-send goes out: the channel's class and how many went unanswered, no other param.
+        #expect(warnings == ["subscribe_unanswered sub=#1 channel=ChatChannel count=3"])
         for (delay, base) in zip(delays, [5.0, 10, 20, 30, 30]) {
             #expect((base * 0.75...base * 1.25).contains(delay), "\(delay) for \(base)")
         }

@@ -80,7 +80,7 @@
             let bytes = Self.frame(0x81, Array("ok".utf8)) + Self.frame(0x81, Array(repeating: 0x61, count: 151))
             let result = Self.run(bytes, chunk: bytes.count)
             #expect(result.texts == ["ok"])
-            #expect(result.outcome == .failed(WebSocketError(.protocolViolation(closeCode: .messageTooBig))))
+            #expect(result.outcome == .failed(WebSocketError(.messageTooBig(limit: 150))))
         }
     }
 #endif

@@ -176,7 +176,11 @@
                 encode(.close, ClosePayload(code: error.closeCode, reason: "").encoded, into: &output)
             }
             let code = WebSocketCloseCode(rawValue: error.closeCode)
-            outcome = .failed(WebSocketError(.protocolViolation(closeCode: code), detail: "\(error)"))
+            let kind: WebSocketError.Kind =
+                error == .messageTooBig
+                ? .messageTooBig(limit: min(parser.maxFrameSize, assembler.maxMessageSize))
+                : .protocolViolation(closeCode: code)
+            outcome = .failed(WebSocketError(kind, detail: "\(error)"))
         }
 
         private mutating func encode(
