@@ -116,6 +116,7 @@ func optionsExample(url: URL) throws -> ActionCableClient {
     options.maxReconnectAttempts = nil  // unlimited; N allows N + 1 tries, then .stopped(reason: .attemptsExhausted)
     options.messageBufferSize = 128  // per consumer of a subscription; the oldest message is dropped when full
     options.subscribeRetryDelays = [5, 10, 20, 30]  // re-sends of an unanswered subscribe; the last step repeats
+    options.maxOutgoingMessageSize = 64 << 10  // a bigger perform or whisper returns false (AnyCable's limit)
     options.logLabel = "chat"  // log lines carry client=chat
     options.coding = CableCoding(dates: .iso8601, keys: .asDeclared)  // params, perform data, messages(as:)
     let client = try ActionCableClient(url: url, options: options)  // throws CableError for invalid values
@@ -211,7 +212,7 @@ func anyCableExample(url: URL, reload: @escaping @Sendable () -> Void) throws ->
     let room = try client.subscribe(["channel": "ChatChannel", "room": "lobby"])
     let watch = room.lastReconnect.observe { reconnect in
         // .recovering, then .recovered: AnyCable replayed what was missed, in order; nothing to do.
-        // .resubscribed, .restored with nothing to replay from, or .historyRejected: reload.
+        // .resubscribed, .restored with nothing to replay from, .recoveredWithGaps or .historyRejected: reload.
         if let reconnect, reconnect.mayHaveMissedMessages { reload() }
     }
     client.connect()
@@ -366,7 +367,8 @@ func positionsExample(client: ActionCableClient, saved: Data?) throws -> (Channe
     let params: JSONValue = ["channel": "ChatChannel", "room": "lobby"]
     let kept = try saved.map { try JSONDecoder().decode([StreamPosition].self, from: $0) } ?? []
     // On the extended protocol, once confirmed, AnyCable replays what came after the kept positions.
-    let room = try client.subscribe(params, resumingFrom: kept)
+    let room = try client.subscribe(params, resumingFrom: kept)  // or stream(signed:resumingFrom:), stream(named:…)
+    // lastReconnect says how it went: .recovering, then .recovered, .recoveredWithGaps or .historyRejected.
     Task {
         // Each message with the stream it came from (nil: Rails, or a whisper). Apps that never ask pay nothing.
         for await message in room.messagesWithPositions.values {
