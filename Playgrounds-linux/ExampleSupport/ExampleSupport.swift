@@ -6,11 +6,33 @@ import CableTesting
 import Foundation
 import Signals
 
-/// Prints one line at once (stdout may be a pipe when the test script runs the examples).
+/// Prints one line at once (stdout may be a pipe when the test script runs the examples), and records it for
+/// ``said(_:within:)``.
 public func say(_ line: String) {
     print(line)
     fflush(nil)  // all streams: also what `print` buffered
+    transcript.value.append(line)
 }
+
+/// Every line said so far, as a signal to wait on.
+private let transcript = MutableStateValue<[String]>([], isDuplicate: nil)
+
+/// Waits until a line equal to `line` has been said since the last call (observers print on the client's
+/// callback queue, the example's steps on its own task: a step waits for what the observers show before it says
+/// the next one, so the output has one order). Throws ``ExampleError`` after `timeout` seconds.
+public func said(_ line: String, within timeout: TimeInterval = 10) async throws {
+    let start = heard.withLock { $0 }
+    let found = await transcript.first(within: timeout) { lines in
+        lines.count > start && lines[start...].contains(line)
+    }
+    guard let lines = found, let index = lines[start...].firstIndex(of: line) else {
+        throw ExampleError("no line \"\(line)\" within \(Int(timeout)) s")
+    }
+    heard.withLock { $0 = index + 1 }
+}
+
+/// How many lines of the transcript ``said(_:within:)`` has passed.
+private let heard = Locked(0)
 
 /// The value after `--name` on the command line, if any.
 public func argument(_ name: String) -> String? {

@@ -45,15 +45,15 @@ await runExample(timeout: 60) {
     }
 
     client.connect()
-    _ = try await room.state.expect("first confirmation") { $0 == .subscribed(confirmations: 1) }
+    try await said("subscription: subscribed(confirmations: 1)")
 
     say("→ the server drops the TCP connection without a close frame")
     server.drop()
-    _ = try await room.state.expect("second confirmation") { $0 == .subscribed(confirmations: 2) }
+    try await said("subscription: subscribed(confirmations: 2)")
 
     say("→ the server restarts (disconnect, reconnect: true)")
     server.disconnect(reason: "server_restart", reconnect: true)
-    _ = try await room.state.expect("third confirmation") { $0 == .subscribed(confirmations: 3) }
+    try await said("subscription: subscribed(confirmations: 3)")
 
     say("→ the server refuses connections for a while")
     server.refuseConnections()
@@ -65,12 +65,12 @@ await runExample(timeout: 60) {
     // The first attempt number after the drop is the reconnect; a new one means that attempt was refused.
     _ = try await attempts.removeDuplicates().dropFirst().expect("a refused attempt") { _ in true }
     try server.acceptConnections()
-    _ = try await room.state.expect("fourth confirmation") { $0 == .subscribed(confirmations: 4) }
+    try await said("subscription: subscribed(confirmations: 4)")
 
     say("→ the server says goodbye (disconnect, reconnect: false)")
     server.disconnect(reason: "remote", reconnect: false)
-    _ = try await client.state.expect("stop") { $0 == .stopped(reason: .server("remote")) }
+    try await said("state: stopped (server_disconnect, server reason: remote)")
     client.close()
-    _ = try await client.state.expect("closed") { $0 == .closed }
+    try await said("state: closed")
     say("done")
 }

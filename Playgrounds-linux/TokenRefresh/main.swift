@@ -55,7 +55,7 @@ await runExample {
     let printer = client.state.observe { state in say("state: \(state)") }
     defer { printer.cancel() }
     client.connect()
-    try await client.state.connected()
+    try await said("state: connected")  // the printer runs on the callback queue: wait until it has shown it
     say("connected with \(tokens.current)")
     client.close()
     say("done")
