@@ -116,6 +116,7 @@ func optionsExample(url: URL) throws -> ActionCableClient {
     options.maxReconnectAttempts = nil  // unlimited; N allows N + 1 tries, then .stopped(reason: .attemptsExhausted)
     options.messageBufferSize = 128  // per consumer of a subscription; the oldest message is dropped when full
     options.subscribeRetryDelays = [5, 10, 20, 30]  // re-sends of an unanswered subscribe; the last step repeats
+    options.unsubscribeDelay = 0.3  // a released subscription waits this long for a new handle on equal params
     options.maxOutgoingMessageSize = 64 << 10  // a bigger perform or whisper returns false (AnyCable's limit)
     options.logLabel = "chat"  // log lines carry client=chat
     options.coding = CableCoding(dates: .iso8601, keys: .asDeclared)  // params, perform data, messages(as:)

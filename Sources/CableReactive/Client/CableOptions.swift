@@ -14,6 +14,7 @@
 /// | ``maxReconnectAttempts`` | `nil` (unlimited) | retries after the first attempt; N allows N + 1 tries |
 /// | ``messageBufferSize`` | 128 | messages buffered per consumer of a subscription; the oldest are dropped beyond it |
 /// | ``subscribeRetryDelays`` | 5, 10, 20, 30 s | when an unanswered subscribe is sent again (the last step repeats) |
+/// | ``unsubscribeDelay`` | 0.3 s | how long the server subscription outlives its last handle, for a new handle on equal params to take over |
 /// | ``maxOutgoingMessageSize`` | 64 KiB | the largest command `perform` and `whisper` send; bigger ones return `false` |
 /// | ``logLabel`` | `nil` | a name for this client in its log lines (`client=…`) |
 /// | ``wireProtocol`` | ``CableWireProtocol/actionCable`` | the protocol offered; ``CableWireProtocol/anyCableExtended`` for AnyCable's session recovery |
@@ -46,6 +47,18 @@ public struct CableOptions: Sendable, Hashable {
     /// still sends every subscription again). A subscription is never given up on: it stays
     /// ``SubscriptionState/pending`` until the server answers.
     public var subscribeRetryDelays: [TimeInterval] = [5, 10, 20, 30]
+    /// Seconds the server subscription stays after its last handle is released (or unsubscribed), in case the
+    /// app subscribes to equal params again: a SwiftUI screen whose `.task` restarts, a tab switch, a push
+    /// and pop. A handle made within the delay takes the subscription over with the messages that arrived
+    /// meanwhile (up to ``messageBufferSize``, the oldest dropped and counted in its `droppedCount`), and
+    /// nothing goes on the wire. Otherwise `unsubscribe` goes out when the delay ends.
+    ///
+    /// The released handle itself ends at once, and its presence join leaves at once. A subscription lingers
+    /// only on a live connection the server subscribed on; a disconnect ends it. Without the delay, Rails
+    /// (which runs a connection's commands on a worker pool) can take a `subscribe` sent right after an
+    /// `unsubscribe` first and drop it, so the new screen waits for the re-send (rails/rails#58698). 0 turns
+    /// the linger off. AnyCable's Turbo Streams adapter waits 300 ms too.
+    public var unsubscribeDelay: TimeInterval = 0.3
     /// The largest command, in bytes of JSON, that ``ChannelSubscription/perform(_:_:)-(String,JSONValue)``,
     /// ``ChannelSubscription/whisper(_:)-(JSONValue)`` send: a bigger one is not sent, the call
     /// returns `false` and logs `perform_too_big` at WARN with the size and the limit. AnyCable closes a
@@ -112,6 +125,7 @@ public struct CableOptions: Sendable, Hashable {
         try check((maxReconnectAttempts ?? 0) >= 0, "maxReconnectAttempts")
         try check(messageBufferSize >= 1, "messageBufferSize")
         try check(subscribeRetryDelays.allSatisfy { $0.isFinite && $0 > 0 }, "subscribeRetryDelays")
+        try check(unsubscribeDelay.isFinite && unsubscribeDelay >= 0, "unsubscribeDelay")
         try check(maxOutgoingMessageSize >= 1, "maxOutgoingMessageSize")
     }
 }

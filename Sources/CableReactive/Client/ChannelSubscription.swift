@@ -25,7 +25,8 @@ import Signals
 /// Lifetime: the subscription lives while anything of this handle is in use: the handle, its ``state`` or
 /// ``messages``, or any observation or loop on them (the end of a chain holds the chain). So
 /// `let token = try client.subscribe(params).messages.observe { ... }` keeps the subscription until `token`
-/// goes. When all of them are released, or on ``unsubscribe()``, this handle ends for good. Nothing of it
+/// goes. When all of them are released, or on ``unsubscribe()``, this handle ends for good (the server
+/// subscription lingers for ``CableOptions/unsubscribeDelay``, for the next handle on equal params). Nothing of it
 /// keeps the client alive; when the client is released or closed, every handle becomes
 /// ``SubscriptionState/unsubscribed``.
 public final class ChannelSubscription: Sendable {
@@ -311,8 +312,10 @@ public final class ChannelSubscription: Sendable {
     }
 
     /// Ends this handle for good: its ``state`` becomes ``SubscriptionState/unsubscribed`` and its
-    /// ``messages`` finish. The server subscription ends with it if no other handle shares it (an
-    /// `unsubscribe` is sent if the subscribe went out on the live connection). Idempotent.
+    /// ``messages`` finish, after what they hold. The server subscription ends with it if no other handle
+    /// shares it: `unsubscribe` is sent after ``CableOptions/unsubscribeDelay`` if the subscribe went out on the
+    /// live connection, and a handle for equal params made before then takes the subscription over instead.
+    /// Idempotent.
     public func unsubscribe() {
         lease.release()
     }

@@ -115,7 +115,9 @@ final class ClientEngine: SubscriptionOwner, DeliveryTurns {
                 hasRequestHook: onRequest != nil,
                 hasUnauthorizedHook: onUnauthorized != nil,
                 machine: ConnectionMachine(config: config),
-                subscriptions: SubscriptionTable(retryDelays: options.subscribeRetryDelays, context: subscriptions),
+                subscriptions: SubscriptionTable(
+                    retryDelays: options.subscribeRetryDelays, unsubscribeDelay: options.unsubscribeDelay,
+                    context: subscriptions),
                 random: InjectedRandom(base: random)
             ))
         subscriptions.attach(self)

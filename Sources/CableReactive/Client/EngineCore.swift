@@ -237,7 +237,7 @@ struct EngineCore: Sendable {
     /// The app joins `identifier`'s presence set as `member`, through handle `sink`.
     mutating func join(_ identifier: String, sink: UInt64, as member: PresenceMember) {
         guard subscriptions.holds(identifier, sink: sink) else { return }
-        apply(subscriptions.join(identifier, as: member))
+        apply(subscriptions.join(identifier, sink: sink, as: member))
     }
 
     /// The app leaves `identifier`'s presence set, through handle `sink`.

@@ -80,9 +80,20 @@ final class DeliveryRoute: Sendable {
         _ messages: some Collection<JSONValue>, positioned: some Collection<PositionedMessage>, wakes: inout WakeList
     ) -> Int {
         var dropped = 0
-        for storage in messageStorages { dropped += storage.send(contentsOf: messages, wakes: &wakes) ?? 0 }
+        var received = false
+        for storage in messageStorages {
+            guard let count = storage.send(contentsOf: messages, wakes: &wakes) else { continue }  // it ended
+            dropped += count
+            received = true
+        }
         if !positioned.isEmpty {
             for storage in positionedStorages { _ = storage.send(contentsOf: positioned, wakes: &wakes) }
+        }
+        // Every handle ended after this read loaded the route: if the subscription lingers, its spare (or the
+        // handle that took it over) gets what the read staged, after what it got before.
+        if !received, let heir = context.heir(of: serial) {
+            dropped += heir.messages.send(contentsOf: messages, wakes: &wakes) ?? 0
+            if !positioned.isEmpty { _ = heir.positioned?.send(contentsOf: positioned, wakes: &wakes) }
         }
         return dropped
     }

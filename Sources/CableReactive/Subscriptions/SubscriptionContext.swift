@@ -23,6 +23,9 @@ final class SubscriptionContext: Sendable {
     /// sequences messages here. One lock for all, and only a subscription that saw a positioned message or
     /// awaits a replay has an entry: a Rails subscription pays for no lock of its own.
     private let sequencers = Locked<[Int: StreamSequencer]>([:])
+    /// The spare handle of each lingering subscription, by serial (``CableOptions/unsubscribeDelay``): where
+    /// messages go that a read staged for the released handles, whose route it loaded before the release.
+    private let heirs = Locked<[Int: HandleSink]>([:])
     /// The client's engine; nil once it is gone, and for the handles a closed client gives out.
     var owner: (any SubscriptionOwner)? { ownerRef.withLock { $0.owner } }
 
@@ -69,10 +72,19 @@ final class SubscriptionContext: Sendable {
     /// How many subscriptions have a sequencer (for tests).
     var sequencerCount: Int { sequencers.withLock { $0.count } }
 
-    /// Forgets subscription `serial`'s positions: it ended.
-    func forgetSequencer(of serial: Int) {
+    /// Forgets subscription `serial`'s positions and heir: it ended.
+    func forget(_ serial: Int) {
         _ = sequencers.withLock { $0.removeValue(forKey: serial) }
+        _ = heirs.withLock { $0.removeValue(forKey: serial) }
     }
+
+    /// Makes `spare` the heir of subscription `serial`'s released handles (it lingers).
+    func setHeir(_ spare: HandleSink, of serial: Int) {
+        heirs.withLock { $0[serial] = spare }
+    }
+
+    /// The handle that inherits what reaches subscription `serial`'s ended handles, if it lingered.
+    func heir(of serial: Int) -> HandleSink? { heirs.withLock { $0[serial] } }
 
     /// Called once, by the engine that owns this context, at the end of its init.
     func attach(_ owner: any SubscriptionOwner) {

@@ -65,8 +65,12 @@ struct SubscriptionTable: Sendable {
         var awaitingReplay = false
         /// The other spellings of the identifier that servers wrote back.
         var aliases: [String] = []
-        /// What the app joined the presence set with; kept across reconnects until it leaves or unsubscribes.
-        var presence: PresenceMember?
+        /// The handles' joins of the presence set, oldest first: the subscription's join is the newest, kept
+        /// across reconnects until the app leaves or the handles that joined are released.
+        var joins: [Join] = []
+        /// While no handle holds the subscription (``CableOptions/unsubscribeDelay``): the handle-to-be that
+        /// keeps what arrives meanwhile, for the next handle on equal params to take over.
+        var spare: HandleSink?
         /// The join the live session's server has (sent in the `subscribe` or as `join`).
         var serverPresence: PresenceMember?
         /// Whether the app keeps the presence set (it joined or asked for it): asked for on every session.
@@ -77,10 +81,20 @@ struct SubscriptionTable: Sendable {
         var serial: Int { route.serial }
         var identifier: String { route.identifier }
         var sinks: [HandleSink] { route.sinks }
+        /// What the app joined the presence set with.
+        var presence: PresenceMember? { joins.last?.member }
+    }
+
+    /// One handle's join of a presence set.
+    private struct Join: Sendable {
+        let sink: UInt64
+        let member: PresenceMember
     }
 
     /// The subscribe re-send schedule (``CableOptions/subscribeRetryDelays``).
     let retryDelays: [TimeInterval]
+    /// How long a subscription stays on the server after its last handle goes (``CableOptions/unsubscribeDelay``).
+    let unsubscribeDelay: TimeInterval
     let context: SubscriptionContext
     /// The routes as last published, for the I/O thread.
     let published = Locked(Routes())
@@ -89,7 +103,8 @@ struct SubscriptionTable: Sendable {
     private var aliasOf: [String: String] = [:]
     private var routes = Routes()
     private var routesChanged = false
-    /// The pending subscribe re-sends (identifier → its generation).
+    /// The pending subscribe re-sends and unsubscribes of lingering subscriptions (identifier → its
+    /// generation): a subscription has one or the other.
     private var resends = DeadlineQueue<String, UInt64>()
     private(set) var session: UInt64?
     /// Whether the live session can replay streams (AnyCable's extended protocol).
@@ -100,8 +115,9 @@ struct SubscriptionTable: Sendable {
     private var nextGeneration: UInt64 = 0
     private var nextSinkID: UInt64 = 0
 
-    init(retryDelays: [TimeInterval], context: SubscriptionContext) {
+    init(retryDelays: [TimeInterval], unsubscribeDelay: TimeInterval = 0, context: SubscriptionContext) {
         self.retryDelays = retryDelays
+        self.unsubscribeDelay = unsubscribeDelay
         self.context = context
     }
 
@@ -167,13 +183,27 @@ struct SubscriptionTable: Sendable {
 
     // MARK: handles
 
-    /// A new handle on `identifier`'s subscription: on the registered one (shared), or on a new one, whose
-    /// `subscribe` goes out at once if a session is live.
+    /// A new handle on `identifier`'s subscription: on the registered one (shared; a lingering one is taken
+    /// over with what its spare kept, and nothing is sent), or on a new one, whose `subscribe` goes out at once
+    /// if a session is live.
     mutating func addHandle(
         to identifier: String, historySince: Int?, resumingFrom positions: [StreamPosition] = [], bufferSize: Int,
         now: TimeInterval, random: inout some RandomNumberGenerator
     ) -> (route: DeliveryRoute, sink: HandleSink, [Action]) {
         nextSinkID += 1
+        if var entry = entries[identifier], let spare = entry.spare {
+            entry.spare = nil
+            entries[identifier] = entry
+            var actions: [Action] = [
+                .log(LogEvent(level: .debug, name: "linger_adopted", fields: [.subscription(entry.serial)]))
+            ]
+            cancelResend(identifier, into: &actions)
+            // Still unanswered: the re-sends the lingering stopped go on.
+            if let session, entry.sentOn == session, entry.confirmedOn != session, entry.rejectedOn != session {
+                scheduleResend(identifier, retry: entry.retries, now: now, into: &actions, random: &random)
+            }
+            return (entry.route, spare, actions)
+        }
         if let entry = entries[identifier] {
             let sink = HandleSink(
                 id: nextSinkID, bufferSize: bufferSize, state: state(entry), reconnect: entry.lastReconnect)
@@ -198,37 +228,82 @@ struct SubscriptionTable: Sendable {
         return (route, sink, actions)
     }
 
-    /// Ends handle `sink` of subscription `serial`; the last handle's release removes the subscription
-    /// (sending `unsubscribe` if the live session has it).
-    mutating func releaseHandle(_ sink: UInt64, of identifier: String, serial: Int, now: TimeInterval) -> [Action] {
-        guard let entry = entries[identifier], entry.serial == serial,
+    /// Ends handle `sink` of subscription `serial` (its presence join goes with it). The last handle's release
+    /// ends the subscription: at once when the live session has no server subscription for it, else after
+    /// ``unsubscribeDelay``, sending `unsubscribe` (see ``CableOptions/unsubscribeDelay``).
+    mutating func releaseHandle(
+        _ sink: UInt64, of identifier: String, serial: Int, now: TimeInterval
+    ) -> [Action] {
+        guard var entry = entries[identifier], entry.serial == serial,
             let (rest, removed) = entry.route.removing(sink: sink)
         else { return [] }
-        guard rest.sinks.isEmpty else {
-            setRoute(rest, of: identifier)
-            return [.end([removed])]
-        }
         var actions: [Action] = [.end([removed])]
-        remove(identifier, now: now, into: &actions)
+        let joined = entry.joins.contains { $0.sink == sink }
+        entry.joins.removeAll { $0.sink == sink }
+        entries[identifier] = entry
+        if rest.sinks.isEmpty {
+            // The server subscription ends now (its `unsubscribe` drops the join too) or lingers.
+            guard let session, entry.sentOn == session || entry.confirmedOn == session,
+                entry.rejectedOn != session, unsubscribeDelay > 0
+            else {
+                end(identifier, into: &actions)
+                return actions
+            }
+            linger(identifier, rest: rest, now: now, into: &actions)
+        } else {
+            setRoute(rest, of: identifier)
+        }
+        // Its join went: the subscription leaves, or joins as the newest other join says.
+        if joined { syncJoin(identifier, into: &actions) }
+        return actions
+    }
+
+    /// Keeps `identifier`'s subscription for ``unsubscribeDelay`` with no handle: a spare handle keeps what
+    /// arrives, for a handle on equal params to take over (``addHandle(to:historySince:resumingFrom:bufferSize:now:random:)``).
+    private mutating func linger(
+        _ identifier: String, rest: DeliveryRoute, now: TimeInterval, into actions: inout [Action]
+    ) {
+        guard let entry = entries[identifier] else { return }
+        nextSinkID += 1
+        let spare = HandleSink(
+            id: nextSinkID, bufferSize: context.bufferSize, state: state(entry), reconnect: entry.lastReconnect)
+        nextGeneration += 1
+        entries[identifier]?.spare = spare
+        context.setHeir(spare, of: entry.serial)
+        entries[identifier]?.retryGeneration = nextGeneration  // its re-sends stop: the linger's deadline replaces them
+        setRoute(rest.adding(spare), of: identifier)
+        if let deadline = resends.set(identifier, nextGeneration, at: now + unsubscribeDelay) {
+            actions.append(.armRetries(deadline: deadline))
+        }
+    }
+
+    /// Removes `identifier`'s subscription, ending its spare, and sends `unsubscribe` if the live session has
+    /// a server subscription for it.
+    private mutating func end(_ identifier: String, into actions: inout [Action]) {
+        guard let entry = entries[identifier] else { return }
+        if let spare = entry.spare { actions.append(.end([spare])) }
+        remove(identifier, into: &actions)
         if let session, entry.sentOn == session || entry.confirmedOn == session {
             actions.append(.send(CableProtocol.unsubscribe(identifier: identifier)))
         }
-        return actions
     }
+
+    /// Whether `identifier`'s subscription lingers: no handle holds it, and its `unsubscribe` waits.
+    func isLingering(_ identifier: String) -> Bool { entries[identifier]?.spare != nil }
 
     /// Removes every subscription (the client closed); nothing is sent.
     mutating func removeAll(now: TimeInterval) -> [Action] {
         var actions: [Action] = [.end(entries.values.flatMap(\.sinks))]
-        for identifier in identifiers { remove(identifier, now: now, into: &actions) }
+        for identifier in identifiers { remove(identifier, into: &actions) }
         return actions
     }
 
-    private mutating func remove(_ identifier: String, now: TimeInterval, into actions: inout [Action]) {
+    private mutating func remove(_ identifier: String, into actions: inout [Action]) {
         guard let entry = entries.removeValue(forKey: identifier) else { return }
         for spelling in [identifier] + entry.aliases { routes.index.remove(spelling) }
         for alias in entry.aliases { aliasOf.removeValue(forKey: alias) }
         routesChanged = true
-        context.forgetSequencer(of: entry.serial)
+        context.forget(entry.serial)
         cancelResend(identifier, into: &actions)
     }
 
@@ -252,6 +327,12 @@ struct SubscriptionTable: Sendable {
         let (due, next) = resends.fire(now: now)
         var actions: [Action] = [.armRetries(deadline: next)]
         for (identifier, generation) in due {
+            if let entry = entries[identifier], entry.spare != nil, entry.retryGeneration == generation {
+                actions.append(
+                    .log(LogEvent(level: .debug, name: "linger_ended", fields: [.subscription(entry.serial)])))
+                end(identifier, into: &actions)
+                continue
+            }
             guard let session, let entry = entries[identifier], entry.retryGeneration == generation,
                 entry.sentOn == session, entry.confirmedOn != session, entry.rejectedOn != session
             else { continue }
@@ -305,11 +386,19 @@ struct SubscriptionTable: Sendable {
             .send(
                 CableProtocol.subscribe(
                     identifier: identifier, historySince: entry.historySince, presence: entry.presence)))
-        if let delay = Backoff.subscribeRetryDelay(retry: retry + 1, schedule: retryDelays, using: &random),
-            let deadline = resends.set(identifier, nextGeneration, at: now + delay)
-        {
-            actions.append(.armRetries(deadline: deadline))
-        }
+        scheduleResend(identifier, retry: retry, now: now, into: &actions, random: &random)
+    }
+
+    /// Arms the re-send after subscribe number `retry` + 1, if the schedule has one.
+    private mutating func scheduleResend(
+        _ identifier: String, retry: Int, now: TimeInterval, into actions: inout [Action],
+        random: inout some RandomNumberGenerator
+    ) {
+        guard let generation = entries[identifier]?.retryGeneration,
+            let delay = Backoff.subscribeRetryDelay(retry: retry + 1, schedule: retryDelays, using: &random),
+            let deadline = resends.set(identifier, generation, at: now + delay)
+        else { return }
+        actions.append(.armRetries(deadline: deadline))
     }
 
     /// Publishes `identifier`'s state to its handles if it is no longer `before`.
@@ -445,6 +534,11 @@ struct SubscriptionTable: Sendable {
         var actions: [Action] = []
         for identifier in identifiers {
             cancelResend(identifier, into: &actions)
+            // A lingering subscription went with the connection.
+            if entries[identifier]?.spare != nil {
+                end(identifier, into: &actions)
+                continue
+            }
             if let before = states[identifier] { publishIfChanged(before, identifier, into: &actions) }
             guard var entry = entries[identifier] else { continue }
             // The next session's server has no join, and missed presence events are not replayed: the set is
@@ -540,12 +634,14 @@ struct SubscriptionTable: Sendable {
         session != nil && entry.confirmedOn == session
     }
 
-    /// The app joins `identifier`'s presence set as `member` (replacing an earlier join). Sent at once when
-    /// the subscription is live, else with the next `subscribe` or after the confirmation; from then on the
-    /// set is kept.
-    mutating func join(_ identifier: String, as member: PresenceMember) -> [Action] {
+    /// Handle `sink` joins `identifier`'s presence set as `member` (replacing the subscription's join, and the
+    /// handle's earlier one). Sent at once when the subscription is live, else with the next `subscribe` or
+    /// after the confirmation; from then on the set is kept. The join lasts until the app leaves or the
+    /// handle is released.
+    mutating func join(_ identifier: String, sink: UInt64, as member: PresenceMember) -> [Action] {
         guard var entry = entries[identifier] else { return [] }
-        entry.presence = member
+        entry.joins.removeAll { $0.sink == sink }
+        entry.joins.append(Join(sink: sink, member: member))
         entry.tracksMembers = true
         entries[identifier] = entry
         var actions: [Action] = []
@@ -553,10 +649,11 @@ struct SubscriptionTable: Sendable {
         return actions
     }
 
-    /// The app leaves `identifier`'s presence set: forgotten, so not joined again after a reconnect.
+    /// The app leaves `identifier`'s presence set, for every handle that joined: forgotten, so not joined again
+    /// after a reconnect.
     mutating func leave(_ identifier: String) -> [Action] {
         guard var entry = entries[identifier], entry.presence != nil else { return [] }
-        entry.presence = nil
+        entry.joins = []
         entries[identifier] = entry
         var actions: [Action] = []
         syncPresence(identifier, into: &actions)
@@ -578,6 +675,15 @@ struct SubscriptionTable: Sendable {
     /// different id leaves first: a connection holds one id per stream), and asks for the set when it is kept
     /// and unknown.
     private mutating func syncPresence(_ identifier: String, into actions: inout [Action]) {
+        syncJoin(identifier, into: &actions)
+        guard let entry = entries[identifier], isLive(entry) else { return }
+        if entry.tracksMembers, entry.members == nil {
+            actions.append(.send(CableProtocol.presenceRequest(identifier: identifier)))
+        }
+    }
+
+    /// Brings the server's join for `identifier` in line with the app's on a live subscription.
+    private mutating func syncJoin(_ identifier: String, into actions: inout [Action]) {
         guard var entry = entries[identifier], isLive(entry) else { return }
         if let held = entry.serverPresence, held.id != entry.presence?.id {
             actions.append(.send(CableProtocol.leave(identifier: identifier)))
@@ -591,9 +697,6 @@ struct SubscriptionTable: Sendable {
             entry.serverPresence = member
         }
         entries[identifier] = entry
-        if entry.tracksMembers, entry.members == nil {
-            actions.append(.send(CableProtocol.presenceRequest(identifier: identifier)))
-        }
     }
 
     /// A presence frame for the subscription the server spells `spelling`: an event updates the kept set and

@@ -341,6 +341,9 @@ struct ClientSubscriptionTests {
         var iterator = room.messages.makeAsyncIterator()
         room.unsubscribe()
         room.unsubscribe()
+        #expect(connection.sent.filter { $0.contains("unsubscribe") }.isEmpty)  // it lingers
+        #expect(h.state(of: room) == .unsubscribed)
+        h.endLinger()
         #expect(
             connection.sent.last
                 == #"{"command":"unsubscribe","identifier":"{\"channel\":\"ChatChannel\",\"room\":\"lobby\"}"}"#)
@@ -360,6 +363,8 @@ struct ClientSubscriptionTests {
         var room: ChannelSubscription? = try h.client.subscribe(params)
         connection.receive(ClientHarness.confirm(room?.identifier ?? ""))
         room = nil
+        #expect(connection.sent.last?.contains("unsubscribe") == false)
+        h.endLinger()
         #expect(connection.sent.last?.contains("unsubscribe") == true)
         _ = try h.client.subscribe(params)
     }

@@ -9,6 +9,7 @@ final class ClientHarness: Sendable {
     let fake = FakeTransport()
     let scheduler = ManualScheduler()
     let client: ActionCableClient
+    let options: CableOptions
 
     static let url = URL(string: "ws://cable.test:3000/cable")!
 
@@ -20,6 +21,7 @@ final class ClientHarness: Sendable {
         onRequest: (@Sendable (inout CableRequest) async throws -> Void)? = nil,
         onUnauthorized: (@Sendable () async throws -> Bool)? = nil
     ) throws {
+        self.options = options
         client = try ActionCableClient(
             url: Self.url, options: options, canConnect: gate, transport: fake, scheduler: scheduler,
             random: SeededRandom(seed: seed), logger: logger, onRequest: onRequest,
@@ -48,6 +50,12 @@ final class ClientHarness: Sendable {
             await Task.yield()
         }
         return false
+    }
+
+    /// Lets the time of ``CableOptions/unsubscribeDelay`` pass: a subscription whose last handle went is
+    /// unsubscribed now.
+    func endLinger() {
+        scheduler.advance(by: options.unsubscribeDelay)
     }
 
     /// The newest connection, opened and welcomed.

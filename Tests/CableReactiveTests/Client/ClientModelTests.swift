@@ -43,8 +43,10 @@ struct ClientModelTests {
 
     /// What the app asked of one channel's presence, and what its handles must show of the set.
     private struct PresenceModel {
-        /// The app's join (through any handle on the channel), until a leave.
-        var intent: PresenceMember?
+        /// The handles' joins, oldest first (a handle's new join replaces its old one), until a leave or the
+        /// handle's release: the channel's join is the newest.
+        var joins: [(handle: ObjectIdentifier, member: PresenceMember)] = []
+        var intent: PresenceMember? { joins.last?.member }
         /// The app joined once: the client keeps the set and asks for it on every confirmation.
         var tracks = false
         /// The set from the last `info` answer with the events since, known on connection `membersOn` only.
@@ -104,6 +106,8 @@ struct ClientModelTests {
         var options = CableOptions()
         options.messageBufferSize = 10_000
         options.maxReconnectAttempts = 6
+        // The model's wire expects an `unsubscribe` when the last handle goes (the linger has `LingerTests`).
+        options.unsubscribeDelay = 0
         if extended { options.wireProtocol = .anyCableExtended }
         let subprotocol = extended ? "actioncable-v1-ext-json" : "actioncable-v1-json"
         /// The server's last offset per channel: only messages that reach the client take one, so the
@@ -352,7 +356,12 @@ struct ClientModelTests {
                     }
                     // The last handle ends the subscription, and its presence with it (a new channel is never
                     // subscribed to again: see case 13).
-                    if !tracked.contains(where: { $0.channel == entry.channel }) { presence[entry.channel] = nil }
+                    if !tracked.contains(where: { $0.channel == entry.channel }) {
+                        presence[entry.channel] = nil
+                    } else {
+                        // Its join goes with it.
+                        presence[entry.channel]?.joins.removeAll { $0.handle == ObjectIdentifier(entry) }
+                    }
                 }
             case 16:
                 // Whisper: sent exactly when the subscription is confirmed on the live connection; never queued.
@@ -383,14 +392,17 @@ struct ClientModelTests {
                         #expect(h.fake.last?.sent.count ?? 0 == before, "\(context): an unencodable join sent")
                     } else {
                         try entry.subscription.presence.join(id: id, info: info)
-                        presence[entry.channel, default: PresenceModel()].intent = PresenceMember(id: id, info: info)
+                        var model = presence[entry.channel] ?? PresenceModel()
+                        model.joins.removeAll { $0.handle == ObjectIdentifier(entry) }
+                        model.joins.append((ObjectIdentifier(entry), PresenceMember(id: id, info: info)))
+                        presence[entry.channel] = model
                         presence[entry.channel, default: PresenceModel()].tracks = true
                     }
                 }
             case 18:
                 if let entry = tracked.randomElement(using: &random) {
                     entry.subscription.presence.leave()
-                    presence[entry.channel]?.intent = nil
+                    presence[entry.channel]?.joins = []
                 }
             case 19, 20:
                 // A presence frame from the server: an event, an answer to a request, or one the client ignores.

@@ -77,7 +77,7 @@ import Testing
         #expect(Self.drain(plain.consumer()) == [.int(1)])
         let held = PullConsumer(sink.messages, buffering: .bufferingNewest(8), keeping: nil)
         #expect(Self.drain(held) == [.int(5)], "the repeat was dropped: the sequencer outlived its box")
-        context.forgetSequencer(of: 2)
+        context.forget(2)
         #expect(context.sequencerCount == 0)
     }
 

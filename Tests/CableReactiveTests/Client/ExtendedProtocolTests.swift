@@ -252,6 +252,7 @@ struct ExtendedProtocolTests {
         let next = try Self.reconnect(h)
         try Self.welcome(h, #"{"type":"welcome","sid":"s","restored":true}"#)
         roomA.unsubscribe()
+        h.endLinger()
         #expect(next.sent.contains(#"{"command":"unsubscribe","identifier":"{\"channel\":\"A\"}"}"#))
     }
 

@@ -20,8 +20,14 @@ import Testing
 /// would otherwise compete for the CPU with each other, and a slow test is not a broken client.
 @Suite("ActionCableClient: re-entrancy (ReentrancyTests)", .serialized)
 struct ReentrancyTests {
-    /// No subscribe re-sends (they would make the wire depend on timing) and a stale timeout no scenario reaches.
-    static let options = CableOptions(staleTimeout: 60, subscribeRetryDelays: [])
+    /// No subscribe re-sends (they would make the wire depend on timing), a stale timeout no scenario reaches,
+    /// and no linger: the scenarios check that an `unsubscribe` and the next `subscribe` go out in call order
+    /// (the linger, which sends neither, has its own tests in `LingerTests`).
+    static let options = {
+        var options = CableOptions(staleTimeout: 60, subscribeRetryDelays: [])
+        options.unsubscribeDelay = 0
+        return options
+    }()
 
     static func client(
         _ s: Scenario, _ transport: any WebSocketTransport, _ scheduler: any CableScheduler,

@@ -1,5 +1,6 @@
 import CableTesting
 import Foundation
+import Signals
 import Testing
 
 @testable import CableReactive
@@ -37,6 +38,27 @@ struct SubscriptionTableTests {
         random: inout SeededRandom
     ) -> (route: DeliveryRoute, sink: HandleSink, [Action]) {
         table.addHandle(to: identifier, historySince: nil, bufferSize: 4, now: now, random: &random)
+    }
+
+    @Test("a read that loaded the route before the last handle's release hands its messages to the spare")
+    func stagedBeforeReleaseGoesToTheSpare() {
+        var random = SeededRandom(seed: 1)
+        var table = SubscriptionTable(
+            retryDelays: [5], unsubscribeDelay: 0.3, context: DeliveryBatchTests.context(bufferSize: 4))
+        _ = table.sessionStarted(1, restored: nil, replays: false, now: 0, random: &random)
+        let (loaded, sink, _) = add(room, to: &table, random: &random)
+        _ = table.confirmed(room)
+        let released = table.releaseHandle(sink.id, of: room, serial: loaded.serial, now: 0)
+        #expect(sends(released).isEmpty && table.isLingering(room))
+        sink.end()  // the release's effect ran before the read's hand-over
+        var wakes = WakeList()
+        loaded.deliver(CollectionOfOne(1), positioned: EmptyCollection(), wakes: &wakes)
+        wakes.runAll()
+        let (_, heir, adopted) = add(room, to: &table, now: 0.1, random: &random)
+        #expect(sends(adopted).isEmpty && !table.isLingering(room))
+        let held = PullConsumer(heir.messages, buffering: .bufferingNewest(4), keeping: nil)
+        #expect(DeliveryBatchTests.drain(held) == [1])
+        #expect(sink.messages.droppedCount == 0 && heir.messages.droppedCount == 0)
     }
 
     @Test("subscribing before a session sends nothing; the welcome sends every subscribe in creation order")
