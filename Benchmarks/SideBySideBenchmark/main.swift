@@ -20,6 +20,10 @@
 // messages at N = 1,000,000, a tenth of a second for the fastest client, short enough for start-up jitter to
 // move its rate by a fifth. N ÷ 8 messages make every cell last at least a few tenths of a second.
 //
+// Before and after: with CABLE_BENCH_BASE=/path/to/an/older/CableBench, that binary runs too, interleaved with ours
+// run by run (old, new, old, new, ...) so that both see the same minute of a noisy machine, and two columns are
+// added: its rate and peak RSS, and ours ÷ base.
+//
 // Needs node and Debian's node-ws and ruby-actioncable (`apt-get install nodejs node-ws ruby-actioncable`).
 // Never part of `swift test`.
 
@@ -100,14 +104,23 @@
     }
 
     func best(client: [String], messages: Int, subscriptions: Int, size: Int) throws -> Result? {
-        var results: [Result] = []
+        try interleaved([client], messages: messages, subscriptions: subscriptions, size: size)[0]
+    }
+
+    /// Each client's best of RUNS runs, the clients taking turns run by run; nil for a client that failed.
+    func interleaved(_ clients: [[String]], messages: Int, subscriptions: Int, size: Int) throws -> [Result?] {
+        var results = Array(repeating: [Result](), count: clients.count)
+        var failed = Array(repeating: false, count: clients.count)
         for _ in 0..<runs {
-            guard let result = try measure(client: client, messages: messages, subscriptions: subscriptions, size: size)
-            else { return nil }
-            results.append(result)
+            for (index, client) in clients.enumerated() where !failed[index] {
+                let result = try measure(client: client, messages: messages, subscriptions: subscriptions, size: size)
+                if let result { results[index].append(result) } else { failed[index] = true }
+            }
         }
-        guard let rate = results.map(\.rate).max() else { return nil }
-        return Result(rate: rate, peakKiB: results.compactMap(\.peakKiB).max())
+        return results.indices.map { index in
+            guard !failed[index], let rate = results[index].map(\.rate).max() else { return nil }
+            return Result(rate: rate, peakKiB: results[index].compactMap(\.peakKiB).max())
+        }
     }
 
     func format(_ result: Result?) -> String {
@@ -123,29 +136,37 @@
     }
 
     guard let floor = BenchHost.compileFloor() else { exit(1) }
+    let base = ProcessInfo.processInfo.environment["CABLE_BENCH_BASE"]
+    if let base, !FileManager.default.isExecutableFile(atPath: base) {
+        print("CABLE_BENCH_BASE: no executable at \(base)")
+        exit(1)
+    }
 
     emit("messages/s (best of \(runs)) and peak RSS (highest); client on CPU 0, CableBenchServer on CPU 1")
     emit(
         "| payload | subscriptions | messages | CableBench | Rails JS (node) | C floor | ours ÷ theirs "
-            + "| ours ÷ floor |")
-    emit("|---|---|---|---|---|---|---|---|")
+            + "| ours ÷ floor |" + (base == nil ? "" : " base CableBench | ours ÷ base |"))
+    emit("|---|---|---|---|---|---|---|---|" + (base == nil ? "" : "---|---|"))
     var failed = false
     for size in [64, 512, 4096] {
         for subscriptions in [1, 1000] {
             let messages = max(subscriptions * 20, messages64 / 8, messages64 * 64 / max(64, size))
-            let ours = try best(
-                client: [bin.appendingPathComponent("CableBench").path], messages: messages,
+            let pair = try interleaved(
+                [[bin.appendingPathComponent("CableBench").path]] + (base.map { [[$0]] } ?? []), messages: messages,
                 subscriptions: subscriptions, size: size)
+            let ours = pair[0]
+            let before = pair.count > 1 ? pair[1] : nil
             let theirs = try best(
                 client: ["node", script], messages: messages, subscriptions: subscriptions, size: size)
             let bottom = try best(client: [floor], messages: messages, subscriptions: subscriptions, size: size)
             let ratio = ours.flatMap { ours in theirs.map { String(format: "%.2f×", ours.rate / $0.rate) } } ?? "-"
             let share = ours.flatMap { ours in bottom.map { String(format: "%.2f×", ours.rate / $0.rate) } } ?? "-"
-            failed = failed || ours == nil || theirs == nil || bottom == nil
+            let change = ours.flatMap { ours in before.map { String(format: "%.2f×", ours.rate / $0.rate) } } ?? "-"
+            failed = failed || ours == nil || theirs == nil || bottom == nil || (base != nil && before == nil)
             let label = size >= 1024 ? "\(size / 1024) KiB" : "\(size) B"
             emit(
                 "| \(label) | \(subscriptions) | \(messages) | \(format(ours)) | \(format(theirs)) | \(format(bottom)) "
-                    + "| \(ratio) | \(share) |")
+                    + "| \(ratio) | \(share) |" + (base == nil ? "" : " \(format(before)) | \(change) |"))
         }
     }
     BenchHost.removeFloor(floor)
