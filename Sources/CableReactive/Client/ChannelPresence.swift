@@ -33,9 +33,9 @@ import Signals
 /// The presence is the server subscription's: handles with equal params share the join (a ``leave()`` through
 /// one leaves for all), and each has its own views of the set and events. A join belongs to the handle that
 /// made it: when that handle is released, the subscription leaves, unless another handle joined too (the newest
-/// other join is then the subscription's), and a released handle's join is never sent again. What keeps things alive: like the
-/// handle's ``ChannelSubscription/messages``, ``members`` and ``events`` (and observations of them) keep the
-/// subscription.
+/// other join is then the subscription's), and a released handle's join is never sent again. What keeps things
+/// alive: like the handle's ``ChannelSubscription/messages``, ``members`` and ``events`` (and observations of
+/// them) keep the subscription.
 ///
 /// After a reconnect the client joins again with what the app joined (in the `subscribe` when it subscribes
 /// again, with `join` after AnyCable restores the session) until ``leave()`` or the end of the subscription,

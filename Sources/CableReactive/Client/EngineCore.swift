@@ -264,7 +264,7 @@ struct EngineCore: Sendable {
         guard !closed else { return }
         closed = true
         // The handles end first: the session's end would otherwise take them back to pending on the way.
-        apply(subscriptions.removeAll(now: now))
+        apply(subscriptions.removeAll())
         decide(.machine(.close), now: now)
         outbox.append(.cancelHook)
     }

@@ -292,7 +292,7 @@ struct SubscriptionTable: Sendable {
     func isLingering(_ identifier: String) -> Bool { entries[identifier]?.spare != nil }
 
     /// Removes every subscription (the client closed); nothing is sent.
-    mutating func removeAll(now: TimeInterval) -> [Action] {
+    mutating func removeAll() -> [Action] {
         var actions: [Action] = [.end(entries.values.flatMap(\.sinks))]
         for identifier in identifiers { remove(identifier, into: &actions) }
         return actions
