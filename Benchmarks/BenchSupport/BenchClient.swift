@@ -52,8 +52,31 @@ package enum BenchClient {
     /// every loop. The server sends one `{"end":true}` after all of them, on the first subscription; whichever
     /// loop is ahead, the run ends once that marker has been seen and every loop has counted every data message
     /// before it (or counted it as dropped).
+    /// A data message as an app declares it, for the typed path (`typed`: `messages(as: BenchMessage.self)`).
+    struct BenchMessage: Decodable, Sendable {
+        let seq: Int?
+        let pad: String?
+        let end: Bool?
+    }
+
+    /// One loop: counts what `messages` gives until the run ends; `isEnd` tells the end marker.
+    private static func consume<Message: Sendable>(
+        _ messages: CableMessages<Message>, _ attached: AsyncStream<Void>.Continuation, _ tally: Tally,
+        _ dropped: @escaping @Sendable () -> Int, isEnd: (Message) -> Bool, received: (@Sendable (Message) -> Void)?
+    ) async {
+        var iterator = messages.makeAsyncIterator()
+        attached.yield()
+        while let message = await iterator.next() {
+            received?(message)
+            if isEnd(message) ? tally.endSeen(dropped: dropped) : tally.counted() { break }
+        }
+    }
+
+    /// With `typed`, the loops read `messages(as:)` into a `Decodable` struct, the path apps use, instead of
+    /// `JSONValue`s.
     package static func run(
-        url: URL, messages: Int, subscriptions subscriptionCount: Int, consumers: Int = 1, observer: Observer? = nil
+        url: URL, messages: Int, subscriptions subscriptionCount: Int, consumers: Int = 1, typed: Bool = false,
+        observer: Observer? = nil
     ) async throws -> Outcome {
         var options = CableOptions()
         // A subscription may receive its whole share before its loop starts: room for all of it (and the end
@@ -75,14 +98,14 @@ package enum BenchClient {
             for subscription in subscriptions {
                 for _ in 0..<consumers {
                     group.addTask {
-                        var iterator = subscription.messages.makeAsyncIterator()
-                        attached.yield()
-                        while let message = await iterator.next() {
-                            observer?.received(message)
-                            let finished =
-                                message["end"]?.boolValue == true
-                                ? tally.endSeen(dropped: dropped) : tally.counted()
-                            if finished { break }
+                        if typed {
+                            await consume(
+                                subscription.messages(as: BenchMessage.self), attached, tally, dropped,
+                                isEnd: { $0.end == true }, received: nil)
+                        } else {
+                            await consume(
+                                subscription.messages, attached, tally, dropped,
+                                isEnd: { $0["end"]?.boolValue == true }, received: observer?.received)
                         }
                     }
                 }
@@ -179,7 +202,8 @@ package enum BenchClient {
 
     /// `run` from synchronous code: blocks the calling thread until it is done; nil (logged) if it threw.
     package static func runBlocking(
-        url: URL, messages: Int, subscriptions: Int, consumers: Int = 1, observer: Observer? = nil
+        url: URL, messages: Int, subscriptions: Int, consumers: Int = 1, typed: Bool = false,
+        observer: Observer? = nil
     ) -> Outcome? {
         final class Result: @unchecked Sendable {
             // Written by the task before it signals, read by the caller after the wait.
@@ -191,7 +215,7 @@ package enum BenchClient {
             do {
                 result.outcome = try await run(
                     url: url, messages: messages, subscriptions: subscriptions, consumers: consumers,
-                    observer: observer)
+                    typed: typed, observer: observer)
             } catch {
                 printError("bench client: \(error)")
             }

@@ -18,6 +18,9 @@
 // returns the message, and CPU and context switches are read with getrusage(RUSAGE_SELF) from every
 // subscription confirmed to the end marker. Prints the `latency …` and `dist …` lines of LatencySummary instead,
 // with the same exit status (every message also stamped). LatencyBenchmark runs it next to cable-latency.js.
+//
+// With CABLE_BENCH_TYPED=1 in the environment, the loops read `messages(as:)` into a Decodable struct (the path
+// apps use) instead of `JSONValue`s; SideBySideBenchmark runs both.
 
 import BenchSupport
 import CableReactive
@@ -53,8 +56,9 @@ if latency {
     print(outcome.lines)
     exit(outcome.complete ? 0 : 1)
 }
+let typed = ProcessInfo.processInfo.environment["CABLE_BENCH_TYPED"] == "1"
 let outcome = BenchClient.runBlocking(
-    url: url, messages: messages, subscriptions: subscriptionCount, consumers: consumers)
+    url: url, messages: messages, subscriptions: subscriptionCount, consumers: consumers, typed: typed)
 guard let outcome else { exit(1) }
 print("received \(outcome.count) in \(DecimalText.threePlaces(outcome.seconds)) s")
 if outcome.dropped > 0 { printError("CableBench: dropped \(outcome.dropped)") }

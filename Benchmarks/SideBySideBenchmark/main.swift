@@ -145,28 +145,36 @@
     emit("messages/s (best of \(runs)) and peak RSS (highest); client on CPU 0, CableBenchServer on CPU 1")
     emit(
         "| payload | subscriptions | messages | CableBench | Rails JS (node) | C floor | ours ÷ theirs "
-            + "| ours ÷ floor |" + (base == nil ? "" : " base CableBench | ours ÷ base |"))
-    emit("|---|---|---|---|---|---|---|---|" + (base == nil ? "" : "---|---|"))
+            + "| ours ÷ floor | typed (messages(as:)) | typed ÷ theirs |"
+            + (base == nil ? "" : " base CableBench | ours ÷ base |"))
+    emit("|---|---|---|---|---|---|---|---|---|---|" + (base == nil ? "" : "---|---|"))
     var failed = false
     for size in [64, 512, 4096] {
         for subscriptions in [1, 1000] {
             let messages = max(subscriptions * 20, messages64 / 8, messages64 * 64 / max(64, size))
-            let pair = try interleaved(
-                [[bin.appendingPathComponent("CableBench").path]] + (base.map { [[$0]] } ?? []), messages: messages,
-                subscriptions: subscriptions, size: size)
-            let ours = pair[0]
-            let before = pair.count > 1 ? pair[1] : nil
+            let cableBench = bin.appendingPathComponent("CableBench").path
+            let results = try interleaved(
+                [[cableBench], ["env", "CABLE_BENCH_TYPED=1", cableBench]] + (base.map { [[$0]] } ?? []),
+                messages: messages, subscriptions: subscriptions, size: size)
+            let ours = results[0]
+            let typed = results[1]
+            let before = results.count > 2 ? results[2] : nil
             let theirs = try best(
                 client: ["node", script], messages: messages, subscriptions: subscriptions, size: size)
             let bottom = try best(client: [floor], messages: messages, subscriptions: subscriptions, size: size)
             let ratio = ours.flatMap { ours in theirs.map { String(format: "%.2f×", ours.rate / $0.rate) } } ?? "-"
             let share = ours.flatMap { ours in bottom.map { String(format: "%.2f×", ours.rate / $0.rate) } } ?? "-"
+            let typedRatio =
+                typed.flatMap { typed in theirs.map { String(format: "%.2f×", typed.rate / $0.rate) } } ?? "-"
             let change = ours.flatMap { ours in before.map { String(format: "%.2f×", ours.rate / $0.rate) } } ?? "-"
-            failed = failed || ours == nil || theirs == nil || bottom == nil || (base != nil && before == nil)
+            failed =
+                failed || ours == nil || typed == nil || theirs == nil || bottom == nil
+                || (base != nil && before == nil)
             let label = size >= 1024 ? "\(size / 1024) KiB" : "\(size) B"
             emit(
                 "| \(label) | \(subscriptions) | \(messages) | \(format(ours)) | \(format(theirs)) | \(format(bottom)) "
-                    + "| \(ratio) | \(share) |" + (base == nil ? "" : " \(format(before)) | \(change) |"))
+                    + "| \(ratio) | \(share) | \(format(typed)) | \(typedRatio) |"
+                    + (base == nil ? "" : " \(format(before)) | \(change) |"))
         }
     }
     BenchHost.removeFloor(floor)
