@@ -32,8 +32,17 @@
                     }
                 }
                 // After the observers: a change from here on is reported, one from before is in the state read.
-                report(.stateRead(Self.state(UIApplication.shared.applicationState)))
+                let application = UIApplication.shared
+                report(
+                    .stateRead(Self.state(application.applicationState), scenesConnected: Self.hasScenes(application)))
             }
+        }
+
+        /// Whether a scene is connected; `true` for an app that declares no scenes (no `UIApplicationSceneManifest`
+        /// in its Info.plist), whose state read is always believed.
+        @MainActor private static func hasScenes(_ application: UIApplication) -> Bool {
+            !application.connectedScenes.isEmpty
+                || Bundle.main.object(forInfoDictionaryKey: "UIApplicationSceneManifest") == nil
         }
 
         /// Compared with `==`, not switched over: a state added in a later SDK counts as in the foreground.

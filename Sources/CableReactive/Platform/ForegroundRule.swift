@@ -23,8 +23,9 @@ package enum LifecycleEvent: Sendable, Hashable {
     case becameActive
     /// `UIApplication.willResignActiveNotification`.
     case resigningActive
-    /// The app's state, read once the observers are in place, so that events from before they were are not missed.
-    case stateRead(ApplicationState)
+    /// The app's state, read once the observers are in place, so that events from before they were are not missed,
+    /// and whether any scene was connected then (`UIApplication.connectedScenes`; `true` for an app without scenes).
+    case stateRead(ApplicationState, scenesConnected: Bool)
 }
 
 /// Whether the app counts as in the foreground, for ``CablePlatform/appInForeground``.
@@ -34,6 +35,11 @@ package enum LifecycleEvent: Sendable, Hashable {
 ///   screen and comes back in a moment, so dropping the connection would only make a reconnect.
 /// - Before the app's state is known, it counts as in the foreground (``initial``), so that a first connect is not
 ///   held back; an app launched in the background turns it false as soon as its state is read.
+/// - A scene-based app (every SwiftUI app) launches in the background state and moves to the foreground as its
+///   first scene connects (Apple's `applicationState` docs), so a background state read while no scene is
+///   connected is not believed: the value stays as it was until UIKit's notifications say more. The price: an app
+///   launched straight into the background (a background fetch, a silent push) with no scene counts as in the
+///   foreground until it is next sent to the background.
 package enum ForegroundRule {
     /// The value before anything is known.
     package static let initial = true
@@ -44,7 +50,8 @@ package enum ForegroundRule {
         case .enteredBackground: false
         case .enteringForeground, .becameActive: true
         case .resigningActive: wasForeground
-        case .stateRead(let state): state != .background
+        case .stateRead(.background, scenesConnected: false): wasForeground
+        case .stateRead(let state, _): state != .background
         }
     }
 }

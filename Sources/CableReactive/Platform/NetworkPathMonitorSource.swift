@@ -12,13 +12,13 @@
         private let monitor = NWPathMonitor()
         private let queue = DispatchQueue(label: "CableReactive.NetworkPath")
 
-        func start(reporting report: @escaping @Sendable (NetworkPathSnapshot) -> Void) {
-            monitor.pathUpdateHandler = { path in report(NetworkPathSnapshot(path)) }
+        func start(reporting report: @escaping @Sendable (NetworkPath) -> Void) {
+            monitor.pathUpdateHandler = { path in report(NetworkPath(path)) }
             monitor.start(queue: queue)
         }
     }
 
-    extension NetworkPathSnapshot {
+    extension NetworkPath {
         /// The snapshot of `path`. Compared with `==`, not switched over: a status added in a later SDK counts as no
         /// route.
         init(_ path: NWPath) {
@@ -30,7 +30,21 @@
             } else {
                 status = .unsatisfied
             }
-            self.init(status: status, isConstrained: path.isConstrained, isExpensive: path.isExpensive)
+            self.init(
+                status: status, interfaces: path.availableInterfaces.map(NetworkInterface.init),
+                isConstrained: path.isConstrained, isExpensive: path.isExpensive)
+        }
+    }
+
+    extension NetworkInterface {
+        /// The interface's name and type. Compared with `==`, not switched over: a type added in a later SDK
+        /// counts as `other`.
+        init(_ interface: NWInterface) {
+            let kinds: [(NWInterface.InterfaceType, Kind)] = [
+                (.wifi, .wifi), (.cellular, .cellular), (.wiredEthernet, .wiredEthernet), (.loopback, .loopback),
+            ]
+            let kind = kinds.first { $0.0 == interface.type }?.1 ?? .other
+            self.init(name: interface.name, kind: kind)
         }
     }
 #endif

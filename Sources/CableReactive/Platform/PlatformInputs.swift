@@ -5,7 +5,7 @@ import Signals
 /// Reports the network paths the system sees: `NWPathMonitor` on Apple platforms, a fake in tests.
 package protocol NetworkPathSource: Sendable {
     /// Starts monitoring, once; `report` then receives each path, one call at a time, on any one thread.
-    func start(reporting report: @escaping @Sendable (NetworkPathSnapshot) -> Void)
+    func start(reporting report: @escaping @Sendable (NetworkPath) -> Void)
 }
 
 /// Reports the app's lifecycle: UIKit's application notifications, a fake in tests.
@@ -18,7 +18,7 @@ package protocol LifecycleSource: Sendable {
 /// initial value, `true`, forever.
 package struct NeverReportingSource: NetworkPathSource, LifecycleSource {
     package init() {}
-    package func start(reporting report: @escaping @Sendable (NetworkPathSnapshot) -> Void) {}
+    package func start(reporting report: @escaping @Sendable (NetworkPath) -> Void) {}
     package func start(reporting report: @escaping @Sendable (LifecycleEvent) -> Void) {}
 }
 
@@ -28,12 +28,16 @@ package struct NeverReportingSource: NetworkPathSource, LifecycleSource {
 /// with backoff if the network is in fact down, rather than waiting on the monitor.
 package final class NetworkAvailability: Sendable {
     /// The source's last answer; nil until the first.
-    private let paths: MutableStateValue<NetworkPathSnapshot?>
-    /// The view of the default rule (every satisfied path counts), made once.
+    private let paths: MutableStateValue<NetworkPath?>
+    /// The view of the default rule (every path with a route, or one a connection may bring up), made once.
     package let available: StateValue<Bool>
 
+    /// The source's last answer, `nil` until the first: what ``ActionCableClient`` follows to check its connection
+    /// when the path changes.
+    package var path: StateValue<NetworkPath?> { paths.readOnly }
+
     package init(source: any NetworkPathSource) {
-        let paths = MutableStateValue<NetworkPathSnapshot?>(nil)
+        let paths = MutableStateValue<NetworkPath?>(nil)
         self.paths = paths
         available = Self.view(of: paths, under: NetworkUsability())
         source.start { path in paths.value = path }
@@ -45,14 +49,14 @@ package final class NetworkAvailability: Sendable {
     }
 
     /// The rule's value of `path`: `true` before the source has answered.
-    package static func isAvailable(_ path: NetworkPathSnapshot?, under usability: NetworkUsability) -> Bool {
+    package static func isAvailable(_ path: NetworkPath?, under usability: NetworkUsability) -> Bool {
         path.map(usability.isUsable) ?? true
     }
 
     /// A state that follows `paths` under `usability`. The view keeps the observation of `paths`, which holds the
     /// state, so both live as long as the view or anything observing it, and no longer.
     private static func view(
-        of paths: MutableStateValue<NetworkPathSnapshot?>, under usability: NetworkUsability
+        of paths: MutableStateValue<NetworkPath?>, under usability: NetworkUsability
     ) -> StateValue<Bool> {
         let state = StateStorage(isAvailable(paths.value, under: usability))
         let observation = paths.observe(buffering: .bufferingNewest(1)) { path in

@@ -12,8 +12,13 @@ struct ForegroundStateTests {
             (LifecycleEvent.enteredBackground, false, false), (.enteredBackground, true, false),
             (.enteringForeground, false, true), (.becameActive, false, true),
             (.resigningActive, true, true), (.resigningActive, false, false),
-            (.stateRead(.background), true, false), (.stateRead(.inactive), false, true),
-            (.stateRead(.active), false, true),
+            (.stateRead(.background, scenesConnected: true), true, false),
+            (.stateRead(.inactive, scenesConnected: true), false, true),
+            (.stateRead(.active, scenesConnected: true), false, true),
+            // A scene-based app reads as in the background until its first scene connects: not believed.
+            (.stateRead(.background, scenesConnected: false), true, true),
+            (.stateRead(.background, scenesConnected: false), false, false),
+            (.stateRead(.active, scenesConnected: false), false, true),
         ])
     func rule(event: LifecycleEvent, before: Bool, after: Bool) {
         #expect(ForegroundRule.isForeground(after: event, wasForeground: before) == after)
@@ -33,10 +38,21 @@ struct ForegroundStateTests {
         let source = FakeLifecycleSource()
         let foreground = ForegroundState(source: source)
         let seen = ValueRecorder(foreground.value)
-        source.report(.stateRead(.background))
+        source.report(.stateRead(.background, scenesConnected: true))
         source.report(.enteringForeground)
         source.report(.becameActive)
         #expect(seen.recorded == [true, false, true])
+    }
+
+    @Test("a scene-based launch (background state read before any scene connects, then active) never reads false")
+    func sceneBasedLaunch() {
+        let source = FakeLifecycleSource()
+        let foreground = ForegroundState(source: source)
+        let seen = ValueRecorder(foreground.value)
+        source.report(.stateRead(.background, scenesConnected: false))
+        source.report(.becameActive)
+        source.report(.enteredBackground)
+        #expect(seen.recorded == [true, false])
     }
 
     @Test("Control Center or a call (inactive) keeps the connection; the background drops it; coming back restores it")
@@ -45,7 +61,8 @@ struct ForegroundStateTests {
         let foreground = ForegroundState(source: source)
         let seen = ValueRecorder(foreground.value)
         let events: [LifecycleEvent] = [
-            .stateRead(.active), .resigningActive, .becameActive, .resigningActive, .enteredBackground,
+            .stateRead(.active, scenesConnected: true), .resigningActive, .becameActive, .resigningActive,
+            .enteredBackground,
             .enteringForeground, .becameActive,
         ]
         for event in events { source.report(event) }

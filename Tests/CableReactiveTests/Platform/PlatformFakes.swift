@@ -3,16 +3,16 @@ import Signals
 
 /// A path source a test drives by hand: it counts starts and reports what the test says.
 final class FakePathSource: NetworkPathSource {
-    private let state = Locked<(starts: Int, report: (@Sendable (NetworkPathSnapshot) -> Void)?)>((0, nil))
+    private let state = Locked<(starts: Int, report: (@Sendable (NetworkPath) -> Void)?)>((0, nil))
 
     var starts: Int { state.withLock { $0.starts } }
 
-    func start(reporting report: @escaping @Sendable (NetworkPathSnapshot) -> Void) {
+    func start(reporting report: @escaping @Sendable (NetworkPath) -> Void) {
         state.withLock { $0 = ($0.starts + 1, report) }
     }
 
     /// Delivers `path` as the monitor would, outside the lock.
-    func report(_ path: NetworkPathSnapshot) {
+    func report(_ path: NetworkPath) {
         state.withLock { $0.report }?(path)
     }
 }
