@@ -7,6 +7,7 @@ struct CableProtocolRobustnessTests {
     static let seeds: [String] = [
         #"{"type":"welcome","sid":"abc"}"#,
         #"{"type":"ping","message":1724150400}"#,
+        #"{"type":"pong"}"#,
         #"{"identifier":"{\"channel\":\"ChatChannel\",\"room\":\"1\"}","type":"confirm_subscription"}"#,
         #"{"type":"reject_subscription","identifier":"{\"channel\":\"A\"}"}"#,
         #"{"type":"disconnect","reason":"server_restart","reconnect":true}"#,
@@ -44,6 +45,8 @@ struct CableProtocolRobustnessTests {
             return .welcome(sessionID: sessionID, restored: .init(identifiers: restored))
         case "ping":
             return .ping
+        case "pong":
+            return .pong
         case "disconnect":
             var reason: String?
             switch object["reason"] {

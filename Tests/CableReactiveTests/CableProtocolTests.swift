@@ -27,6 +27,7 @@ struct CableProtocolDecodingTests {
         (#"{"message":1724150400,"type":"ping"}"#, .ping),
         (#"{"type":"ping"}"#, .ping),
         (#"{"type":"ping","message":"soon"}"#, .ping),
+        (#"{"type":"pong"}"#, .pong),
         // confirm and reject (Rails and AnyCable key orders)
         (#"{"identifier":"\#(chat)","type":"confirm_subscription"}"#, .confirm(identifier: chatID)),
         (#"{"type":"confirm_subscription","identifier":"\#(chat)"}"#, .confirm(identifier: chatID)),
@@ -122,7 +123,6 @@ struct CableProtocolDecodingTests {
         (#"{"type":7,"identifier":"\#(chat)","message":1}"#, .message(identifier: chatID, message: 1)),
         // unknown
         (#"{}"#, .unknown),
-        (#"{"type":"pong"}"#, .unknown),
         (#"{"identifier":"\#(chat)"}"#, .unknown),
         (#"{"type":"Welcome"}"#, .unknown),
         (#"{"type":null}"#, .unknown),

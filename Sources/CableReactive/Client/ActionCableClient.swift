@@ -30,6 +30,14 @@ import Signals
 ///   or `token_expired` (or an HTTP 401/403 upgrade answer) calls `onUnauthorized` once per streak.
 /// - `canConnect` gates everything: while it is false (or has no value yet) the client is
 ///   ``CableState/disconnected``; when it turns true the client connects at once.
+/// - The network (``CablePlatform/networkPath`` unless `network` says otherwise): while the path has no route no
+///   attempt starts; a live connection rides out up to 2 s of no route (paths flap in handovers), and is then
+///   closed until the route is back, when the client connects at once. A path change that may have broken the
+///   live connection (an interface gone, a VPN up, a return from no route), a return to the foreground
+///   (`foreground`), a wake from sleep and ``networkChanged()`` each make the client check it: AnyCable is sent
+///   a `{"command":"ping"}` and has 1.5 s to answer; with Rails, the connection has until its next ping is a
+///   second overdue. One that fails is replaced at once, at attempt 0 (``CableDisconnect/Kind/checkFailed``);
+///   one that answers is kept.
 ///
 /// Threading: every method is thread-safe, and operations apply in call order. ``state`` and each
 /// subscription's state change on the callback queue; hooks run in their own tasks; nothing you provide
@@ -81,7 +89,12 @@ public final class ActionCableClient: Sendable {
     ///     `https` URL is taken as `ws` or `wss`, as the Rails JS client does (`https://example.com/cable`).
     ///   - options: timing and buffer options; see ``CableOptions``.
     ///   - canConnect: a gate; the client connects only while it is `true`. Combine app conditions with
-    ///     `combineLatest` from Signals, e.g. logged in && online && in the foreground.
+    ///     `combineLatest` from Signals, e.g. logged in && in the foreground. Turning it false disconnects at once.
+    ///   - network: the network path the client follows (see Behaviour above): the system's monitor by default;
+    ///     on Linux a state your code keeps from the network manager (`nil`: no answer yet, counted as usable).
+    ///   - foreground: whether the app is in the foreground; when it turns `true` after `false`, a live
+    ///     connection is checked. Pass ``CablePlatform/appInForeground`` if the app keeps its connection in the
+    ///     background (with `appInForeground` in `canConnect` the client is disconnected there anyway).
     ///   - transport: the WebSocket implementation; the platform default if omitted.
     ///   - scheduler: the clock and timers; inject a manual one in tests.
     ///   - random: the source of jitter.
@@ -100,6 +113,8 @@ public final class ActionCableClient: Sendable {
         url: URL,
         options: CableOptions = CableOptions(),
         canConnect: Gate = AnySignal.just(true),
+        network: StateValue<NetworkPath?> = CablePlatform.networkPath,
+        foreground: StateValue<Bool>? = nil,
         transport: (any WebSocketTransport)? = nil,
         scheduler: any CableScheduler = DispatchScheduler(),
         random: any RandomNumberGenerator & Sendable = SystemRandomNumberGenerator(),
@@ -121,7 +136,7 @@ public final class ActionCableClient: Sendable {
             onRequest: onRequest,
             onUnauthorized: onUnauthorized
         )
-        engine.startGate(canConnect)
+        engine.startInputs(gate: canConnect, network: network, foreground: foreground)
     }
 
     deinit { engine.close() }
@@ -143,6 +158,19 @@ public final class ActionCableClient: Sendable {
     /// an attempt is in flight or connected, or while `canConnect` is false; logs a WARN after ``close()``.
     public func connect() {
         engine.handle(.machine(.connect))
+    }
+
+    /// Tells the client that the network changed, so that it checks the live connection now rather than waiting for
+    /// ``CableOptions/staleTimeout`` of silence: for a Linux service that follows its network manager, or an app
+    /// with a network signal of its own. A connection that fails the check is replaced at once, at attempt 0; one
+    /// that answers is kept; without a live connection this does nothing. (The system's path changes are
+    /// followed without it, through the `network` input.)
+    ///
+    /// ```swift
+    /// networkManager.onChange = { client.networkChanged() }
+    /// ```
+    public func networkChanged() {
+        engine.networkChanged()
     }
 
     /// Closes the connection and stops retrying; subscriptions stay and are re-sent on the next

@@ -125,7 +125,7 @@ extension ClientEngine {
             for ready in subscriptions.historyEnded(route.serial) {
                 batch.stage(ready.value, at: ready.position, for: route)
             }
-        case .confirm, .reject, .welcome, .ping, .disconnect, .presence, .unknown:
+        case .confirm, .reject, .welcome, .ping, .pong, .disconnect, .presence, .unknown:
             break  // `received` resolves no subscription for these
         }
     }

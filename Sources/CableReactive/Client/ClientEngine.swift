@@ -29,6 +29,10 @@ final class ClientEngine: SubscriptionOwner, DeliveryTurns {
         case requestPrepared(id: UInt64, CableRequest)
         /// The subscribe re-send timer fired.
         case retriesDue
+        /// The network input reported `path`.
+        case networkPath(NetworkPath?)
+        /// The foreground input reported whether the app is in the foreground.
+        case foreground(Bool)
     }
 
     /// The client's values as the app reads them.
@@ -72,7 +76,8 @@ final class ClientEngine: SubscriptionOwner, DeliveryTurns {
     let subscriptions: SubscriptionContext
     let core: Locked<EngineCore>
     let resources = Locked(Resources())
-    private let gateObservation = Locked<SignalObservation?>(nil)
+    /// The observations of `canConnect` and the network and foreground inputs, cancelled by ``close()``.
+    private let inputObservations = Locked<[SignalObservation]>([])
 
     init(
         url: URL,
@@ -123,11 +128,24 @@ final class ClientEngine: SubscriptionOwner, DeliveryTurns {
         subscriptions.attach(self)
     }
 
-    func startGate<Gate: Signal>(_ gate: Gate) where Gate.Element == Bool {
-        let token = gate.removeDuplicates().observe { [weak self] open in
-            self?.handle(.machine(.gate(open)))
+    /// Starts following the app's gate and the network and foreground inputs. Their values reach the engine on
+    /// the thread that reports them, each as one input.
+    func startInputs<Gate: Signal>(
+        gate: Gate, network: StateValue<NetworkPath?>, foreground: StateValue<Bool>?
+    ) where Gate.Element == Bool {
+        var observations = [
+            gate.removeDuplicates().observe { [weak self] open in self?.handle(.machine(.gate(open))) },
+            network.observe { [weak self] path in self?.handle(.networkPath(path)) },
+        ]
+        if let foreground {
+            observations.append(foreground.observe { [weak self] value in self?.handle(.foreground(value)) })
         }
-        gateObservation.withLock { $0 = token }
+        inputObservations.withLock { $0 = observations }
+    }
+
+    /// The app says the network changed: check the live connection.
+    func networkChanged() {
+        handle(.machine(.check(.network)))
     }
 
     // MARK: deciding and acting
@@ -327,6 +345,6 @@ final class ClientEngine: SubscriptionOwner, DeliveryTurns {
 
     func close() {
         decide { core, now in core.close(now: now) }
-        gateObservation.withLock { $0 }?.cancel()
+        for observation in inputObservations.withLock({ $0 }) { observation.cancel() }
     }
 }

@@ -31,6 +31,10 @@ struct EngineCore: Sendable {
     var request: (id: UInt64, request: CableRequest)?
     /// AnyCable's extended protocol and session recovery (``CableWireProtocol/anyCableExtended``).
     var restore = SessionRestore()
+    /// The network input's last path, to tell what its next one changed.
+    var path: NetworkPath?
+    /// The foreground input's last value.
+    var inForeground: Bool?
     var closed = false
     /// The effects decided and not yet taken by a drainer, in decision order.
     var outbox: [EngineEffect] = []
@@ -54,6 +58,16 @@ struct EngineCore: Sendable {
                 queue.append(.machine(.requestReady(id: id)))
             case .retriesDue:
                 apply(subscriptions.resendsDue(now: now, random: &random))
+            case .networkPath(let path):
+                guard let path else { continue }  // no answer yet: the network counts as usable
+                let broken = path.mayHaveBroken(connectionsFrom: self.path)
+                self.path = path
+                let event = ConnectionMachine.Event.network(
+                    usable: NetworkUsability().isUsable(path), mayHaveBroken: broken)
+                queue.append(.machine(event))
+            case .foreground(let foreground):
+                if inForeground == false, foreground { queue.append(.machine(.check(.foreground))) }
+                inForeground = foreground
             }
         }
     }
@@ -84,6 +98,8 @@ struct EngineCore: Sendable {
         case .cancelTimer(let kind):
             outbox.append(.cancelTimer(kind))
             if kind == .watchdog { outbox.append(.cancelHook) }
+        case .probe:
+            sendOnLiveSession(CableProtocol.ping)
         case .callUnauthorized(let id):
             restore.handle(.credentialsRefresh)
             if hasUnauthorizedHook {
@@ -175,7 +191,9 @@ struct EngineCore: Sendable {
             return route
         case .ping:
             // The extended protocol's pong lets the server tell a dead client (AnyCable's pong_timeout).
-            if machine.noteFrame(id: id, now: now), restore.isExtended(id) { sendOnLiveSession(CableProtocol.pong) }
+            if machine.notePing(id: id, now: now), restore.isExtended(id) { sendOnLiveSession(CableProtocol.pong) }
+        case .pong:
+            if machine.noteFrame(id: id, now: now) { decide(.machine(.probeAnswered(id: id)), now: now) }
         case .unknown:
             _ = machine.noteFrame(id: id, now: now)
         case .historyConfirmed(let identifier), .historyRejected(let identifier):
@@ -188,7 +206,8 @@ struct EngineCore: Sendable {
         case .welcome(let sessionID, let restored):
             guard machine.transportID == id else { return nil }
             restore.handle(.welcome(id: id, sessionID: sessionID, restored: restored))
-            decide(.machine(.welcome(id: id)), now: now)
+            // A `sid` is AnyCable's (Rails sends none): its checks may probe (`.pong` above).
+            decide(.machine(.welcome(id: id, probes: sessionID != nil)), now: now)
         case .disconnect(let reason, let reconnect):
             // A server disconnect ends the session: the next attempt starts a fresh one.
             restore.handle(.serverDisconnect)

@@ -10,7 +10,21 @@
 /// event from an attempt that has since been replaced is recognised and ignored.
 ///
 /// Every input has one entry: ``handle(_:now:random:)`` for the events, ``noteFrame(id:now:)`` for inbound
-/// traffic (which only moves the stale watchdog's clock, and comes with every read).
+/// traffic (which only moves the stale watchdog's clock, and comes with every read), ``notePing(id:now:)`` for the
+/// server's pings (which also measure its ping interval).
+///
+/// Checks: when something may have killed a live connection without a word (the network path changed, the app
+/// came back to the foreground, the process slept), ``Event/check(_:)`` asks for proof of life. The connection has
+/// until its next server ping is overdue (the last frame, plus the measured ping interval, plus
+/// ``Config/pingGrace``). A server that may answer a probe (AnyCable answers `{"command":"ping"}` with
+/// `{"type":"pong"}` on either protocol; its welcome has a `sid`) is also probed, and once it has answered one
+/// (``Event/probeAnswered(id:)``), its checks give it only ``Config/probeTimeout``. A connection that sends nothing by then is replaced at once, at attempt 0, with no
+/// backoff; one that does is kept.
+///
+/// The network: while the path has no route (``Event/network(usable:mayHaveBroken:)``) no new attempt starts, and
+/// a live connection is kept for ``Config/networkLossGrace`` (paths flap during handovers); if the route is back
+/// by then the connection is checked, else it is closed and the client waits for the route, then connects at
+/// once.
 struct ConnectionMachine: Sendable {
     struct Config: Sendable {
         var staleTimeout: TimeInterval
@@ -18,12 +32,41 @@ struct ConnectionMachine: Sendable {
         var maxReconnectAttempts: Int?
         /// How long a welcomed session must live to count as healthy (resetting the attempt count).
         var healthyAfter: TimeInterval = 10
+        /// How long a probed connection has to send anything before a check fails it.
+        var probeTimeout: TimeInterval = 1.5
+        /// How late the server's next ping may be before an unprobed connection fails a check.
+        var pingGrace: TimeInterval = 1
+        /// The server's ping interval until two pings have measured it (Rails and AnyCable: 3 s).
+        var pingInterval: TimeInterval = 3
+        /// How long a live connection rides out a path with no route before it is closed.
+        var networkLossGrace: TimeInterval = 2
+        /// A live session's watchdog running this much later than it was due means the process did not run
+        /// meanwhile (the device slept, the app was suspended): the connection is checked.
+        var wakeThreshold: TimeInterval = 2
+    }
+
+    /// What made the client check its connection.
+    enum CheckTrigger: Sendable, Equatable {
+        /// The network path changed in a way that may have broken the connection, or the app said so.
+        case network
+        /// The app came back to the foreground after being in the background.
+        case foreground
+        /// The scheduler's clock jumped: the process did not run for a while (sleep, suspension).
+        case wake
+
+        var name: StaticString {
+            switch self {
+            case .network: "network"
+            case .foreground: "foreground"
+            case .wake: "wake"
+            }
+        }
     }
 
     enum Phase: Sendable, Equatable {
         /// Not wanted: initial, or after `disconnect()`.
         case idle
-        /// Wanted, but the gate is false or has no value yet.
+        /// Wanted, but the gate is false or has no value yet, or the network path has no route.
         case gated
         /// `onRequest` is editing the request of attempt `id`.
         case preparing(id: UInt64)
@@ -42,6 +85,10 @@ struct ConnectionMachine: Sendable {
     enum TimerKind: Sendable, Hashable {
         case backoff
         case watchdog
+        /// A check's deadline.
+        case check
+        /// The end of ``Config/networkLossGrace``.
+        case networkGrace
     }
 
     enum Event: Sendable, Equatable {
@@ -53,12 +100,21 @@ struct ConnectionMachine: Sendable {
         case requestFailed(id: UInt64)
         case transportClosed(
             id: UInt64, unauthorized: Bool, info: WebSocketCloseInfo = .failed(WebSocketError(.abnormalClosure)))
-        case welcome(id: UInt64)
+        /// The welcome of attempt `id`; `probes`: the server may answer a probe (the welcome carries AnyCable's
+        /// `sid`), so checks send one, and trust its timeout once it has been answered.
+        case welcome(id: UInt64, probes: Bool = false)
         case serverDisconnect(id: UInt64, reason: String?, reconnect: Bool?)
         /// The handshake of attempt `id` chose `actioncable-unsupported`: the server knows none of our protocols.
         case unsupportedProtocol(id: UInt64)
         case timerFired(TimerKind, id: UInt64)
         case unauthorizedAnswered(id: UInt64, refreshed: Bool?)
+        /// The network path now has a route (`usable`) or not; `mayHaveBroken`: the change may have killed a
+        /// working connection (``NetworkPath/mayHaveBroken(connectionsFrom:)``).
+        case network(usable: Bool, mayHaveBroken: Bool)
+        /// Something may have killed the live connection without a word: check it.
+        case check(CheckTrigger)
+        /// Session `id` answered a probe (AnyCable's `{"type":"pong"}`): its checks may probe from now on.
+        case probeAnswered(id: UInt64)
     }
 
     enum Action: Sendable, Equatable {
@@ -72,6 +128,8 @@ struct ConnectionMachine: Sendable {
         case cancelTimer(TimerKind)
         /// Call `onUnauthorized`, then report `unauthorizedAnswered`.
         case callUnauthorized(id: UInt64)
+        /// Send a probe (`{"command":"ping"}`) on session `id`.
+        case probe(id: UInt64)
         /// The session of attempt `id` was welcomed: subscriptions go out on it.
         case sessionStarted(id: UInt64)
         /// The live session ended.
@@ -93,6 +151,22 @@ struct ConnectionMachine: Sendable {
     private(set) var gate: Bool?
     private var nextID: UInt64 = 0
     private var lastFrameAt: TimeInterval = 0
+    /// How many times ``noteFrame(id:now:)`` found the live session: a check passes when this moved.
+    private var frameNotes: UInt64 = 0
+    /// The live session's last ping, and the interval its pings measured.
+    private var lastPingAt: TimeInterval?
+    private var pingInterval: TimeInterval
+    /// When the live session's watchdog is due: one that runs much later found the process asleep.
+    private var watchdogDue: TimeInterval = 0
+    /// Whether the live session may answer a probe (AnyCable), and whether it has.
+    private var mayProbe = false
+    private var answersProbes = false
+    /// The check in progress on the live session: the ``frameNotes`` when it started.
+    private var check: UInt64?
+    /// Whether the path has a route. Until the network input says otherwise, it has.
+    private(set) var networkUsable = true
+    /// Whether a ``TimerKind/networkGrace`` timer is armed.
+    private var graceArmed = false
     /// When the current attempt started: its welcome deadline is `staleTimeout` after this.
     private var attemptStartedAt: TimeInterval = 0
     /// Whether `.waiting` was the last of `.waiting` / `.notWaiting` reported.
@@ -101,6 +175,7 @@ struct ConnectionMachine: Sendable {
 
     init(config: Config) {
         self.config = config
+        pingInterval = config.pingInterval
     }
 
     /// The attempt whose transport may be open, if any.
@@ -133,6 +208,16 @@ struct ConnectionMachine: Sendable {
     mutating func noteFrame(id: UInt64, now: TimeInterval) -> Bool {
         guard isLive(id) else { return false }
         lastFrameAt = now
+        frameNotes &+= 1
+        return true
+    }
+
+    /// A server ping on attempt `id`: a frame like any other, and a measure of the server's ping interval (the
+    /// gap to the previous ping, between 1 s and ``Config/staleTimeout``). Returns whether `id` is the live session.
+    mutating func notePing(id: UInt64, now: TimeInterval) -> Bool {
+        guard noteFrame(id: id, now: now) else { return false }
+        if let last = lastPingAt, now - last >= 1, now - last <= config.staleTimeout { pingInterval = now - last }
+        lastPingAt = now
         return true
     }
 
@@ -172,7 +257,7 @@ struct ConnectionMachine: Sendable {
                 }
             }
             transportClosed(id: id, unauthorized: unauthorized, info: info, now: now, random: &random)
-        case .welcome(let id): welcome(id: id, now: now)
+        case .welcome(let id, let probes): welcome(id: id, probes: probes, now: now)
         case .serverDisconnect(let id, let reason, let reconnect):
             serverDisconnect(id: id, reason: reason, reconnect: reconnect, now: now, random: &random)
         case .unsupportedProtocol(let id):
@@ -185,6 +270,12 @@ struct ConnectionMachine: Sendable {
         case .timerFired(let kind, let id): timerFired(kind, id: id, now: now, random: &random)
         case .unauthorizedAnswered(let id, let refreshed):
             unauthorizedAnswered(id: id, refreshed: refreshed, now: now, random: &random)
+        case .network(let usable, let mayHaveBroken):
+            networkChanged(usable: usable, mayHaveBroken: mayHaveBroken, now: now)
+        case .check(let trigger):
+            checkConnection(trigger, now: now)
+        case .probeAnswered(let id):
+            if isLive(id) { answersProbes = true }
         }
         return actions
     }
@@ -255,7 +346,16 @@ struct ConnectionMachine: Sendable {
 
     // MARK: attempts
 
+    /// Starts an attempt, unless the path has no route: the client then waits for one (``Phase/gated``).
     private mutating func startAttempt(now: TimeInterval) {
+        guard networkUsable else {
+            stopWaiting()
+            actions.append(.cancelTimer(.backoff))
+            phase = .gated
+            publish(.disconnected)
+            emit(.info, "network_waiting", [.attempt(attempt)])
+            return
+        }
         stopWaiting()
         let id = newID()
         phase = .preparing(id: id)
@@ -267,11 +367,15 @@ struct ConnectionMachine: Sendable {
         actions.append(.prepareRequest(id: id))
     }
 
-    private mutating func welcome(id: UInt64, now: TimeInterval) {
+    private mutating func welcome(id: UInt64, probes: Bool, now: TimeInterval) {
         guard case .opening(id) = phase else { return }
         phase = .connected(id: id, since: now)
         lastFrameAt = now
-        actions.append(.schedule(.watchdog, id: id, after: config.staleTimeout))
+        lastPingAt = nil
+        pingInterval = config.pingInterval
+        answersProbes = false
+        mayProbe = probes
+        armWatchdog(id: id, after: config.staleTimeout, now: now)
         publish(.connected)
         emit(.info, "connected", [.attempt(attempt)])
         actions.append(.sessionStarted(id: id))
@@ -335,6 +439,8 @@ struct ConnectionMachine: Sendable {
         switch kind {
         case .backoff: backoffFired(id: id, now: now)
         case .watchdog: watchdogFired(id: id, now: now, random: &random)
+        case .check: checkDue(id: id, now: now)
+        case .networkGrace: graceEnded(id: id, now: now)
         }
     }
 
@@ -358,7 +464,10 @@ struct ConnectionMachine: Sendable {
                 lost(.stale)
                 sessionLost(since: since, stale: true, resetStreak: false, now: now, random: &random)
             } else {
-                actions.append(.schedule(.watchdog, id: id, after: config.staleTimeout - silence))
+                let late = now - watchdogDue
+                armWatchdog(id: id, after: config.staleTimeout - silence, now: now)
+                // Frames read at the wake (what the kernel kept) are no proof that the connection lived through it.
+                if late >= config.wakeThreshold { checkConnection(.wake, now: now) }
             }
         case .preparing(id), .opening(id):
             // A timer may fire early (a wall-clock deadline after the clock was set forward): only the
@@ -377,6 +486,89 @@ struct ConnectionMachine: Sendable {
         case .idle, .gated, .preparing, .opening, .connected, .backingOff, .refreshing, .stopped, .closed:
             break  // a replaced attempt's (or onUnauthorized call's) watchdog, fired before its cancellation
         }
+    }
+
+    // MARK: checks and the network
+
+    private mutating func checkConnection(_ trigger: CheckTrigger, now: TimeInterval) {
+        guard case .connected(let id, _) = phase else { return }  // anything else is already on its way
+        // One check at a time; one that has already passed (a frame came) gives way to the new one.
+        if let check, check == frameNotes { return }
+        emit(.info, "check", [.trigger(trigger.name), .attempt(attempt)])
+        // A live connection's next ping is overdue then.
+        let overdue = lastFrameAt + pingInterval + config.pingGrace
+        guard overdue > now else { return checkFailed(now: now) }
+        check = frameNotes
+        var deadline = overdue
+        // Until the server has answered a probe, its silence is no proof (an AnyCable without `ping`): the probe
+        // goes out, and the ping rule decides.
+        if mayProbe || answersProbes { actions.append(.probe(id: id)) }
+        if answersProbes { deadline = min(deadline, now + config.probeTimeout) }
+        actions.append(.schedule(.check, id: id, after: deadline - now))
+    }
+
+    private mutating func checkDue(id: UInt64, now: TimeInterval) {
+        guard isLive(id), let started = check else { return }  // a replaced session's check
+        check = nil
+        if frameNotes != started {
+            emit(.debug, "check_passed", [.attempt(attempt)])
+        } else {
+            checkFailed(now: now)
+        }
+    }
+
+    /// The live connection failed a check: it is replaced at once, at attempt 0 (it was working until the event
+    /// that made the client check; nothing says the server is at fault).
+    private mutating func checkFailed(now: TimeInterval) {
+        emit(.warn, "check_failed", [.attempt(attempt)])
+        lost(.checkFailed)
+        endAttempt()
+        attempt = 0
+        unauthorizedStreak = 0
+        startAttempt(now: now)
+    }
+
+    private mutating func networkChanged(usable: Bool, mayHaveBroken: Bool, now: TimeInterval) {
+        let wasUsable = networkUsable
+        networkUsable = usable
+        switch (wasUsable, usable) {
+        case (true, false):
+            emit(.info, "network_lost", [])
+            // Paths flap in handovers: a live connection rides it out for a while. An attempt in flight goes on
+            // (it fails by itself if the network is gone); the next one waits for a route.
+            if case .connected(let id, _) = phase {
+                graceArmed = true
+                actions.append(.schedule(.networkGrace, id: id, after: config.networkLossGrace))
+            }
+        case (false, true):
+            emit(.info, "network_back", [])
+            stopGrace()
+            switch phase {
+            case .gated where gate == true, .backingOff:
+                startAttempt(now: now)  // waiting for the route, or for a retry the route's return makes pointless
+            case .connected:
+                checkConnection(.network, now: now)  // it lived through a brief loss, or seems to
+            case .idle, .gated, .preparing, .opening, .refreshing, .stopped, .closed:
+                break
+            }
+        case (true, true):
+            if mayHaveBroken { checkConnection(.network, now: now) }
+        case (false, false):
+            break
+        }
+    }
+
+    /// The path had no route for all of ``Config/networkLossGrace``: the live connection is closed, and the
+    /// client waits for a route. Not a failure, as a closed gate is not: nothing is recorded.
+    private mutating func graceEnded(id: UInt64, now: TimeInterval) {
+        guard graceArmed, case .connected(id, let since) = phase else { return }
+        graceArmed = false
+        if now - since >= config.healthyAfter { attempt = 0 }
+        unauthorizedStreak = 0
+        endEverything()
+        phase = .gated
+        publish(.disconnected)
+        emit(.info, "network_waiting", [.attempt(attempt)])
     }
 
     // MARK: failures
@@ -477,6 +669,23 @@ struct ConnectionMachine: Sendable {
         if let id = transportID { actions.append(.closeTransport(id: id)) }
         if sessionID != nil { actions.append(.sessionEnded) }
         actions.append(.cancelTimer(.watchdog))
+        if check != nil {
+            check = nil
+            actions.append(.cancelTimer(.check))
+        }
+        stopGrace()
+    }
+
+    private mutating func stopGrace() {
+        guard graceArmed else { return }
+        graceArmed = false
+        actions.append(.cancelTimer(.networkGrace))
+    }
+
+    /// Arms the live session's watchdog and remembers when it is due.
+    private mutating func armWatchdog(id: UInt64, after delay: TimeInterval, now: TimeInterval) {
+        watchdogDue = now + delay
+        actions.append(.schedule(.watchdog, id: id, after: delay))
     }
 
     private mutating func endEverything() {

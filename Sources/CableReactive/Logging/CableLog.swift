@@ -164,6 +164,8 @@ enum LogField: Sendable, Equatable {
     case limit(Int)
     /// A size in bytes.
     case size(Int)
+    /// What made the client check its connection (`network`, `foreground`, `wake`).
+    case trigger(StaticString)
 
     static func == (lhs: LogField, rhs: LogField) -> Bool { lhs.rendered == rhs.rendered }
 
@@ -191,6 +193,7 @@ enum LogField: Sendable, Equatable {
         case .channel(let name): "channel=\(loggableText(name, limit: 64, extra: ":$"))"
         case .limit(let bytes): "limit=\(bytes)"
         case .size(let bytes): "size=\(bytes)"
+        case .trigger(let name): "trigger=\(name)"
         }
     }
 }

@@ -13,7 +13,7 @@
 ///     switch last.kind {
 ///     case .failed where last.httpStatus == 404: banner = "Server refused the connection (check the Origin)"
 ///     case .failed, .welcomeTimeout: banner = "Can't reach the server"
-///     case .stale: banner = "Connection lost; reconnecting"
+///     case .stale, .checkFailed: banner = "Connection lost; reconnecting"
 ///     case .serverDisconnect: banner = last.serverReason == "server_restart" ? "Server restarting" : "Disconnected"
 ///     default: banner = "Reconnecting"
 ///     }
@@ -43,6 +43,10 @@ public struct CableDisconnect: Sendable, Hashable, CustomStringConvertible {
         public static let welcomeTimeout = Kind("welcome_timeout")
         /// The welcomed session received nothing (not even a ping) for ``CableOptions/staleTimeout``.
         public static let stale = Kind("stale")
+        /// The welcomed session failed a check: after the network path changed, the app came back to the
+        /// foreground or the device woke (or ``ActionCableClient/networkChanged()``), it sent nothing in time to
+        /// show it was alive. The client replaced it at once, at attempt 0.
+        public static let checkFailed = Kind("check_failed")
         /// The server sent a message larger than the transport accepts, `limit` bytes (1 MiB by default; see
         /// ``WebSocketError/Kind-swift.struct/messageTooBig(limit:)``): the client closed with 1009 and retries.
         /// ``CableDisconnect/error`` has the transport's error. Logged at WARN as `message_too_big limit=…`.

@@ -14,7 +14,8 @@ package enum CableProtocol {
     ///    presence events and answers are not data: they carry no stream position).
     /// 2. A string `identifier` and a `message` member (any JSON, also `null`, `false`, `0`, `""`) →
     ///    `.message`, whatever `type` says (AnyCable may tag data frames with a broadcast type).
-    /// 3. `type` `"welcome"`, `"ping"`, `"disconnect"` → those cases (`disconnect`: see ``ServerFrame``).
+    /// 3. `type` `"welcome"`, `"ping"`, `"pong"` (AnyCable), `"disconnect"` → those cases (`disconnect`: see
+    ///    ``ServerFrame``).
     /// 4. An `identifier` that is present but not a string → `nil`.
     /// 5. Any other object → `.unknown`. Unknown keys (`stream_id`, `epoch`, `offset`, …) are ignored.
     ///
@@ -196,6 +197,8 @@ package enum CableProtocol {
                 return .control(.welcome(sessionID: sessionID, restored: .init(identifiers: identifiers)))
             case "ping":
                 return .control(.ping)
+            case "pong":
+                return .control(.pong)
             case "disconnect":
                 // A reason that is neither a string nor null, or a reconnect flag that is not a Bool, is a frame
                 // we do not understand: ignoring it is safer than guessing whether to stop.
@@ -254,6 +257,9 @@ package enum CableProtocol {
         return (try? command("subscribe", identifier: identifier, members: members))
             ?? subscribe(identifier: identifier)
     }
+
+    /// `{"command":"ping"}`: asks AnyCable for a `{"type":"pong"}` (on either protocol), to check a connection.
+    package static let ping = #"{"command":"ping"}"#
 
     /// `{"command":"pong"}`: AnyCable's extended protocol answers each ping with it.
     package static let pong = #"{"command":"pong"}"#

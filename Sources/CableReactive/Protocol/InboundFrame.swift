@@ -19,6 +19,8 @@ package enum ControlFrame: Equatable, Sendable {
     case welcome(sessionID: String?, restored: ServerFrame.Restored?)
     /// ``ServerFrame/ping``.
     case ping
+    /// ``ServerFrame/pong``.
+    case pong
     /// ``ServerFrame/confirm(identifier:)``.
     case confirm(identifier: String)
     /// ``ServerFrame/reject(identifier:)``.
@@ -41,6 +43,7 @@ extension ServerFrame {
         switch control {
         case .welcome(let sessionID, let restored): self = .welcome(sessionID: sessionID, restored: restored)
         case .ping: self = .ping
+        case .pong: self = .pong
         case .confirm(let identifier): self = .confirm(identifier: identifier)
         case .reject(let identifier): self = .reject(identifier: identifier)
         case .disconnect(let reason, let reconnect): self = .disconnect(reason: reason, reconnect: reconnect)

@@ -8,6 +8,8 @@ package enum ServerFrame: Equatable, Sendable {
     case welcome(sessionID: String?, restored: Restored?)
     /// `{"type":"ping","message":<ts>}`: liveness only; the timestamp is ignored.
     case ping
+    /// AnyCable's `{"type":"pong"}`: the answer to a client's `{"command":"ping"}`.
+    case pong
     /// `{"type":"confirm_subscription","identifier":"…"}`.
     case confirm(identifier: String)
     /// `{"type":"reject_subscription","identifier":"…"}`.

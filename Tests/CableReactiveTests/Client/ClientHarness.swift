@@ -16,6 +16,8 @@ final class ClientHarness: Sendable {
     init(
         options: CableOptions = CableOptions(),
         gate: AnySignal<Bool> = .just(true),
+        network: StateValue<NetworkPath?> = MutableStateValue(nil).readOnly,
+        foreground: StateValue<Bool>? = nil,
         seed: UInt64 = 1,
         logger: CableLogger? = nil,
         onRequest: (@Sendable (inout CableRequest) async throws -> Void)? = nil,
@@ -23,7 +25,8 @@ final class ClientHarness: Sendable {
     ) throws {
         self.options = options
         client = try ActionCableClient(
-            url: Self.url, options: options, canConnect: gate, transport: fake, scheduler: scheduler,
+            url: Self.url, options: options, canConnect: gate, network: network, foreground: foreground,
+            transport: fake, scheduler: scheduler,
             random: SeededRandom(seed: seed), logger: logger, onRequest: onRequest,
             onUnauthorized: onUnauthorized)
     }

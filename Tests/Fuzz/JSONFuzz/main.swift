@@ -104,6 +104,8 @@ func referenceFrame(_ text: String) -> ServerFrame? {
         return .welcome(sessionID: sessionID, restored: .init(identifiers: restored))
     case "ping":
         return .ping
+    case "pong":
+        return .pong
     case "disconnect":
         var reason: String?
         switch object["reason"] {
