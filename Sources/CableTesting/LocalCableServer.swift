@@ -31,6 +31,9 @@ import Signals
 /// - **Welcome** `{"type":"welcome"}` (plus `"sid"` with ``Options/includesSessionID``), when the
 ///   ``WelcomePolicy`` says. Commands sent before it are held and run after it, as Rails does.
 /// - **Pings** `{"type":"ping","message":<unix seconds>}` every ``Options/pingInterval`` to welcomed connections.
+/// - **ping** `{"command":"ping"}` is answered with `{"type":"pong"}`, as AnyCable does, when the server acts as
+///   AnyCable (``Options/includesSessionID``, or the extended protocol was chosen); otherwise it is ignored, as
+///   Rails does.
 /// - **subscribe**: an identifier that is not a JSON object, or one already confirmed on the connection, is
 ///   ignored; otherwise ``subscriptionRule`` decides, and `confirm_subscription` / `reject_subscription` carry
 ///   the identifier string exactly as the client sent it. **unsubscribe** forgets it, with no answer.

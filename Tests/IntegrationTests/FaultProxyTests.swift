@@ -47,6 +47,33 @@ extension IntegrationTests {
             _ = try await echo(subscription)
         }
 
+        /// A handover that kills the socket: at the moment the path changes (Wi-Fi to cellular), the proxy
+        /// silences the live connection for good, as a vanished interface does, while new connections pass.
+        /// Rails answers no probe, so the check waits until its next ping is a second overdue (at most 4 s after
+        /// the last frame), then replaces the connection; the time to the first echo on the new one is printed.
+        /// (The stale watchdog alone would take `staleTimeout`, 15 s by default.)
+        @Test func handoverReplacesTheSilencedConnection() async throws {
+            let path = MutableStateValue<NetworkPath?>(
+                NetworkPath(status: .satisfied, interfaces: [NetworkInterface(name: "en0", kind: .wifi)]))
+            let client = try makeClient(
+                proxy, query: "token=tok-\(unique("ho"))", options: .test(stale: 15), network: path.readOnly)
+            defer { client.close() }
+            client.connect()
+            let subscription = try await echoSubscription(client)
+            _ = try await echo(subscription)
+            try await HTTP.post(control + "/handover")
+            let start = monotonicNow()
+            path.value = NetworkPath(status: .satisfied, interfaces: [NetworkInterface(name: "pdp_ip0", kind: .cellular)])
+            try await waitFor(subscription.state, 8, "confirmed on a new connection") {
+                $0 == .subscribed(confirmations: 2)
+            }
+            _ = try await echo(subscription)
+            let flowing = monotonicNow() - start
+            print("handover: messages flow again \(String(format: "%.2f", flowing)) s after the change (Rails)")
+            #expect(client.lastDisconnect.value?.kind == .checkFailed)
+            #expect(flowing < 5.5, "messages flowed again after \(flowing) s")
+        }
+
         /// 800 ms each way plus 4 KiB/s (two proxies in a row; one proxy has one mode): the session holds,
         /// a 2 KB message still makes the round trip.
         @Test func slowLinkKeepsTheSession() async throws {

@@ -203,6 +203,10 @@ extension ServerLoop {
     }
 
     private func handle(_ command: Server.ReceivedCommand, on connection: ServerConnection) {
+        // AnyCable answers a client's ping on either protocol; this server does when it acts as AnyCable.
+        if command.command == "ping", options.includesSessionID || connection.isExtended {
+            return send(#"{"type":"pong"}"#, to: connection)
+        }
         guard let identifier = command.identifier, let request = connection.request else { return }
         let index = connection.subscriptions.firstIndex { $0.identifier == identifier }
         // AnyCable decodes every frame with its `presence` member: a frame it cannot decode ends the connection.

@@ -70,6 +70,9 @@ class Conn:
         self.tasks = []
         self.kind = "forward"  # or "stalled"
         self.cut_armed = False
+        # Cleared by POST /handover: this connection's bytes stop for good, as a socket on a vanished interface.
+        self.flowing = asyncio.Event()
+        self.flowing.set()
         self.closed = False
         self.done_dirs = 0
 
@@ -256,7 +259,10 @@ class Proxy:
             while True:
                 # blackhole: stop reading, so bytes pile up in the kernel buffers (no ACK once they fill)
                 await self.flowing.wait()
+                await conn.flowing.wait()
                 data = await loop.sock_recv(src, CHUNK)
+                # A read already waiting when /handover came: its bytes are lost with the interface.
+                await conn.flowing.wait()
                 if not data:
                     await q.put(EOF)
                     return
@@ -375,6 +381,11 @@ def route(proxy, method, path, params):
         for c in list(proxy.conns.values()):
             c.close(rst=True)
         return 200, {"ok": True, "dropped": n}
+    if name == "handover":  # every live connection goes silent for good (nothing closed); new ones pass
+        live = [c for c in proxy.conns.values() if not c.closed]
+        for c in live:
+            c.flowing.clear()
+        return 200, {"ok": True, "silenced": len(live)}
     if name == "cut":
         return 200, {"ok": True, "armed": proxy.arm_cut()}
     if name == "clear":

@@ -177,12 +177,14 @@ func makeClient(
     _ base: String,
     query: String? = nil,
     options: CableOptions = .test(),
+    network: StateValue<NetworkPath?> = CablePlatform.networkPath,
     onRequest: (@Sendable (inout CableRequest) async throws -> Void)? = nil,
     onUnauthorized: (@Sendable () async throws -> Bool)? = nil
 ) throws -> ActionCableClient {
     let text = query.map { base + (base.contains("?") ? "&" : "?") + $0 } ?? base
     guard let url = URL(string: text) else { throw Failure("bad url \(text)") }
-    return try ActionCableClient(url: url, options: options, onRequest: onRequest, onUnauthorized: onUnauthorized)
+    return try ActionCableClient(
+        url: url, options: options, network: network, onRequest: onRequest, onUnauthorized: onUnauthorized)
 }
 
 func isSubscribed(_ state: SubscriptionState) -> Bool {
