@@ -41,7 +41,8 @@
             /// Read the proxy from the environment at every attempt, with curl's rules: `http_proxy` for
             /// `ws://` (lower case only: the upper-case name can be set by a CGI request's `Proxy:` header),
             /// `https_proxy` or `HTTPS_PROXY` for `wss://`, then `all_proxy` or `ALL_PROXY`; `no_proxy` or
-            /// `NO_PROXY` lists the hosts reached directly. Nothing set means direct.
+            /// `NO_PROXY` lists the hosts reached directly, in ``HTTPProxy/bypass`` syntax (`no_proxy=*` sends
+            /// every host directly; a `*` inside a longer list matches none). Nothing set means direct.
             case environment
 
             /// The proxy to use for `endpoint`, or `nil` for a direct connection. `environment` (default: the
@@ -98,9 +99,15 @@
             public var password: String?
             /// The hosts reached without the proxy, in `no_proxy` syntax as curl reads it: names separated by
             /// commas or spaces, each matching itself and its subdomains (`example.com` and `.example.com`
-            /// both match `example.com` and `www.example.com`, not `notexample.com`), IP addresses with an
+            /// both match `example.com` and `www.example.com`, not `notexample.com`), and IP addresses with an
             /// optional CIDR prefix length (`10.0.0.0/8`, `::1`, `fd00::/8`), matched against IP-literal hosts
-            /// only, and `*` for every host. Case does not matter. Default empty.
+            /// only. Case does not matter. Default empty.
+            ///
+            /// `*` matches every host only when it is the whole list, exactly `*` with nothing around it (curl's
+            /// `proxy_check_noproxy`: `strcmp("*", no_proxy)`). A `*` inside a longer list, or with spaces
+            /// around it, matches no host and is ignored (curl compares it as a host name, which no host has):
+            /// `other.test,*` bypasses only `other.test`, so a stray `*` never sends every connection around the
+            /// proxy. There is no other wildcard: `*.example.com` matches nothing either.
             public var bypass: String
 
             /// A proxy at `host` and `port`.
@@ -232,12 +239,14 @@
         private var everything = false
 
         package init(_ list: String) {
+            // Only a list that is exactly "*" means every host, as in curl. A "*" entry of a longer list is
+            // skipped: curl compares it as a name, which no host has.
+            if list == "*" {
+                everything = true
+                return
+            }
             let separators: Set<Character> = [",", " ", "\t", "\n", "\r"]
-            for token in list.split(whereSeparator: { separators.contains($0) }) {
-                if token == "*" {
-                    everything = true
-                    continue
-                }
+            for token in list.split(whereSeparator: { separators.contains($0) }) where token != "*" {
                 var text = Substring(token)
                 var prefix: Int?
                 if let slash = text.lastIndex(of: "/") {
