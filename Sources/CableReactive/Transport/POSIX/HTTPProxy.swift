@@ -33,7 +33,7 @@
         /// // Or what `https_proxy` / `http_proxy` / `no_proxy` say, as curl reads them.
         /// let fromEnvironment = SocketTransport(options: .init(proxy: .environment))
         /// ```
-        public enum Proxy: Sendable, Hashable {
+        public enum Proxy: Sendable, Hashable, CustomStringConvertible {
             /// Connect to the server itself. The default.
             case direct
             /// Tunnel through this proxy, unless its ``HTTPProxy/bypass`` list names the server.
@@ -44,6 +44,18 @@
             /// `NO_PROXY` lists the hosts reached directly, in ``HTTPProxy/bypass`` syntax (`no_proxy=*` sends
             /// every host directly; a `*` inside a longer list matches none). Nothing set means direct.
             case environment
+
+            /// `direct`, `environment`, or `http(…)` with the proxy's ``HTTPProxy/description`` (never its
+            /// credentials) and its bypass list, e.g. `http(http://proxy.corp:3128 (credentials), bypass: ".corp")`.
+            public var description: String {
+                switch self {
+                case .direct: "direct"
+                case .environment: "environment"
+                case .http(let proxy):
+                    proxy.bypass.isEmpty
+                        ? "http(\(proxy))" : "http(\(proxy), bypass: \(String(reflecting: proxy.bypass)))"
+                }
+            }
 
             /// The proxy to use for `endpoint`, or `nil` for a direct connection. `environment` (default: the
             /// process's) is read only by `.environment`.

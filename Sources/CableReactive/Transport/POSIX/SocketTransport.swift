@@ -163,6 +163,50 @@
         }
     }
 
+    extension SocketTransport.Options: CustomStringConvertible, CustomReflectable {
+        /// Every setting by name, except the random source and the resolver (closures, nothing to read), and
+        /// with the proxy as ``SocketTransport/Proxy-swift.enum/description`` shows it, never with its
+        /// credentials; pins are public keys' hashes, not secrets. What `print`, `"\(options)"` and
+        /// `String(reflecting:)` show, so options may be logged:
+        ///
+        ///     SocketTransport.Options(connectTimeout: 10.0, connectionAttemptDelay: 0.25, closeTimeout: 5.0,
+        ///     maxFrameSize: 1048576, maxMessageSize: 1048576, maxPendingSendBytes: 8388608, tlsCAFilePath: nil,
+        ///     tlsPins: [], enablePerMessageDeflate: false, proxy: http(http://proxy.corp:3128 (credentials)))
+        public var description: String {
+            let fields = Self.describedFields(of: self).map { "\($0.name): \($0.value)" }
+            return "SocketTransport.Options(\(fields.joined(separator: ", ")))"
+        }
+
+        /// The same settings as ``description``, for `dump` and the debugger: no closures, no credentials.
+        public var customMirror: Mirror {
+            Mirror(
+                self,
+                children: [
+                    "connectTimeout": connectTimeout, "connectionAttemptDelay": connectionAttemptDelay,
+                    "closeTimeout": closeTimeout, "maxFrameSize": maxFrameSize, "maxMessageSize": maxMessageSize,
+                    "maxPendingSendBytes": maxPendingSendBytes, "tlsCAFilePath": tlsCAFilePath as Any,
+                    "tlsPins": tlsPins.map(\.description).sorted(), "enablePerMessageDeflate": enablePerMessageDeflate,
+                    "proxy": proxy,
+                ],
+                displayStyle: .struct)
+        }
+
+        private static func describedFields(of options: Self) -> [(name: String, value: String)] {
+            [
+                ("connectTimeout", "\(options.connectTimeout)"),
+                ("connectionAttemptDelay", "\(options.connectionAttemptDelay)"),
+                ("closeTimeout", "\(options.closeTimeout)"),
+                ("maxFrameSize", "\(options.maxFrameSize)"),
+                ("maxMessageSize", "\(options.maxMessageSize)"),
+                ("maxPendingSendBytes", "\(options.maxPendingSendBytes)"),
+                ("tlsCAFilePath", options.tlsCAFilePath.map { String(reflecting: $0) } ?? "nil"),
+                ("tlsPins", "[\(options.tlsPins.map(\.description).sorted().joined(separator: ", "))]"),
+                ("enablePerMessageDeflate", "\(options.enablePerMessageDeflate)"),
+                ("proxy", options.proxy.description),
+            ]
+        }
+    }
+
     extension SocketTransport: NativeTransport {
         /// Like ``connect(request:protocols:handler:)``, but text messages go to `receiver` as validated UTF-8
         /// bytes (no `String` per message) instead of reaching `handler` as `.text` events. `handler` still
