@@ -35,7 +35,8 @@ extension ClientEngine {
                     self?.inbound(nil, id: id, batch: batch)
                 }
             },
-            batchEnded: { batch.flush() }
+            batchEnded: { batch.flush() },
+            routed: { [log] route in log.emit(.route(route)) }
         )
         return transport.connect(request: request, protocols: options.wireProtocol.offer, receiver: receiver) {
             [weak self] event in

@@ -65,26 +65,37 @@
                 for endpoint: WebSocketEndpoint,
                 environment: [String: String]? = nil
             ) throws(WebSocketError) -> HTTPProxy? {
+                try decision(for: endpoint, environment: environment).proxy
+            }
+
+            /// How a connection to `endpoint` goes, and why: what ``route(for:environment:)`` returns, with a
+            /// bypassed host told apart from one no proxy applies to, for the connection's log line.
+            ///
+            /// - Throws: `.invalidProxy` when the proxy named cannot be used.
+            package func decision(
+                for endpoint: WebSocketEndpoint,
+                environment: [String: String]? = nil
+            ) throws(WebSocketError) -> ProxyDecision {
                 switch self {
                 case .direct:
-                    return nil
+                    return .direct
                 case .http(let proxy):
-                    if ProxyBypass(proxy.bypass).matches(host: endpoint.host) { return nil }
+                    if ProxyBypass(proxy.bypass).matches(host: endpoint.host) { return .bypassed }
                     try proxy.validate()
-                    return proxy
+                    return .proxy(proxy)
                 case .environment:
                     // Read here, not as the parameter's default: a direct connection never copies the environment.
                     let environment = environment ?? ProcessInfo.processInfo.environment
                     func value(_ names: String...) -> String? {
                         names.lazy.compactMap { environment[$0] }.first { !$0.isEmpty }
                     }
+                    let names = endpoint.isSecure ? ["https_proxy", "HTTPS_PROXY"] : ["http_proxy"]
+                    guard let url = names.lazy.compactMap({ value($0) }).first ?? value("all_proxy", "ALL_PROXY")
+                    else { return .direct }
                     // The bypass list is checked before the URL is parsed: a bypassed host never fails on it.
                     let bypass = value("no_proxy", "NO_PROXY") ?? ""
-                    let names = endpoint.isSecure ? ["https_proxy", "HTTPS_PROXY"] : ["http_proxy"]
-                    guard let url = names.lazy.compactMap({ value($0) }).first ?? value("all_proxy", "ALL_PROXY"),
-                        !ProxyBypass(bypass).matches(host: endpoint.host)
-                    else { return nil }
-                    return try HTTPProxy(url: url, bypass: bypass)  // validated by init
+                    if ProxyBypass(bypass).matches(host: endpoint.host) { return .bypassed }
+                    return .proxy(try HTTPProxy(url: url, bypass: bypass))  // validated by init
                 }
             }
         }
@@ -240,6 +251,31 @@
                     }
                 }
                 return String(decoding: bytes, as: UTF8.self)
+            }
+        }
+    }
+
+    /// How one connection reaches its server: ``SocketTransport/Proxy-swift.enum/decision(for:environment:)``.
+    package enum ProxyDecision: Sendable, Hashable {
+        /// No proxy applies: ``SocketTransport/Proxy-swift.enum/direct``, or no proxy variable is set.
+        case direct
+        /// A proxy applies, but its bypass list (or `no_proxy`) names the server: connect directly.
+        case bypassed
+        /// Through this proxy.
+        case proxy(SocketTransport.HTTPProxy)
+
+        /// The proxy to tunnel through, if any.
+        package var proxy: SocketTransport.HTTPProxy? {
+            if case .proxy(let proxy) = self { return proxy }
+            return nil
+        }
+
+        /// What the client logs of it: the proxy's host and port, never its credentials.
+        package var route: ConnectionRoute {
+            switch self {
+            case .direct: .direct
+            case .bypassed: .bypassed
+            case .proxy(let proxy): .proxy(host: proxy.host, port: proxy.port)
             }
         }
     }

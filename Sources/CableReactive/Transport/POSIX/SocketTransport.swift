@@ -38,6 +38,13 @@
     /// it. `close` does not wait for the I/O thread (nothing needs to): when the process exits first, the
     /// kernel closes the socket and the server sees the connection end, as it would after a close frame.
     ///
+    /// **Logging.** Each attempt logs one `transport_route` line before it connects: `proxy=host:port` (INFO)
+    /// when it tunnels through an HTTP proxy, `proxy=none bypassed=true` (INFO) when the proxy's bypass list or
+    /// `no_proxy` sends it directly, and `proxy=none` (DEBUG) when no proxy applies; never the proxy's
+    /// credentials, never the URL's path or query. The transport has no logger: it reports the route to the
+    /// `ActionCableClient` that uses it, which logs the line with its own logger, host and label
+    /// (`transport_route host=example.com proxy=proxy.corp:3128`). A transport used on its own logs nothing.
+    ///
     /// **TLS.** The configured OpenSSL context (system trust store plus
     /// ``Options-swift.struct/tlsCAFilePath``) is made once per CA file and shared by every connection.
     ///
