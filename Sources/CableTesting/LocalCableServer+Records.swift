@@ -40,6 +40,27 @@ extension LocalCableServer {
             return values.isEmpty ? nil : values.joined(separator: ", ")
         }
 
+        /// The subprotocols the client offered in `Sec-WebSocket-Protocol`, in order (every field, split at
+        /// commas, trimmed).
+        public var subprotocols: [String] {
+            (header("Sec-WebSocket-Protocol") ?? "").split(separator: ",")
+                .map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+        }
+
+        /// AnyCable's token: what follows `anycable-token.` in the first offered subprotocol that starts with
+        /// it (`CableRequest.anyCableToken` on the client), as AnyCable reads it; `nil` when none does or the
+        /// token is empty. The server never chooses that subprotocol.
+        ///
+        /// ```swift
+        /// server.connectionRule = { request in request.anyCableToken == "tok-alice" ? .accept : .unauthorized }
+        /// ```
+        public var anyCableToken: String? {
+            let prefix = "anycable-token."
+            guard let offered = subprotocols.first(where: { $0.hasPrefix(prefix) }) else { return nil }
+            let token = String(offered.dropFirst(prefix.count))
+            return token.isEmpty ? nil : token
+        }
+
         /// The first value of the query parameter `name`, percent-decoded (`+` stays `+`); `nil` when absent.
         public func queryValue(_ name: String) -> String? {
             guard let query else { return nil }

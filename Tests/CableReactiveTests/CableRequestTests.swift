@@ -190,4 +190,95 @@ struct CableRequestTests {
         #expect(!logged.contains { $0.contains("s3cret") || $0.contains("X-Secret-Name") })
         client.close()
     }
+
+    // MARK: AnyCable's token subprotocol
+
+    @Test("anyCableToken is offered as anycable-token.<token> before the wire protocol's subprotocols, in order")
+    func anyCableTokenOrder() throws {
+        var request = try Self.request("wss://cable.test/cable")
+        let offer = CableWireProtocol.actionCable.offer
+        #expect(request.offeredSubprotocols(offer) == offer)
+        request.anyCableToken = "eyJhbGciOiJIUzI1NiJ9.eyJleHQiOiJ7fSJ9.c2ln-_"
+        #expect(
+            request.offeredSubprotocols(offer)
+                == ["anycable-token.eyJhbGciOiJIUzI1NiJ9.eyJleHQiOiJ7fSJ9.c2ln-_"] + offer)
+        #expect(
+            request.offeredSubprotocols(CableWireProtocol.anyCableExtended.offer)
+                == ["anycable-token.eyJhbGciOiJIUzI1NiJ9.eyJleHQiOiJ7fSJ9.c2ln-_"]
+                + CableWireProtocol.anyCableExtended.offer)
+        #expect(request.offeredSubprotocols([]) == ["anycable-token.eyJhbGciOiJIUzI1NiJ9.eyJleHQiOiJ7fSJ9.c2ln-_"])
+        request.anyCableToken = nil
+        #expect(request.offeredSubprotocols(offer) == offer)
+        #expect(CableRequest.isCredentialSubprotocol("anycable-token.x"))
+        #expect(!CableRequest.isCredentialSubprotocol("actioncable-v1-json"))
+        #expect(!CableRequest.isCredentialSubprotocol("anycable-tokenx"))
+    }
+
+    @Test(
+        "a token that is not an HTTP token makes Sec-WebSocket-Protocol unsendable; a JWT or any tchar is fine",
+        arguments: [
+            ("eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxIn0.dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk", true),
+            ("!#$%&'*+-.^_`|~09AZaz", true),
+            ("", false), ("padded==", false), ("a/b", false), ("two words", false), ("a,b", false),
+            ("line\r\nInjected: 1", false), ("quote\"", false), ("é", false), ("a;b", false), ("a\tb", false),
+        ])
+    func anyCableTokenValidation(token: String, valid: Bool) throws {
+        var request = try Self.request("wss://cable.test/cable")
+        request.addHeader("X-Ok", "1")
+        request.anyCableToken = token
+        #expect(request.invalidHeaderNames == (valid ? [] : ["Sec-WebSocket-Protocol"]))
+    }
+
+    @Test("a request prints its URL without user info or query, header names and no values, and no token")
+    func redactedDescription() throws {
+        var request = try Self.request("wss://alice:pw-S3CR3T@cable.test:8443/cable?token=q-S3CR3T#frag-S3CR3T")
+        request.setHeader("Authorization", "Bearer h-S3CR3T")
+        request.addCookie("_session", "c-S3CR3T")
+        request.anyCableToken = "t-S3CR3T"
+        let expected =
+            "CableRequest(url: wss://cable.test:8443/cable?…, headers: [Authorization, Cookie], anyCableToken: <redacted>)"
+        #expect(request.description == expected)
+        #expect("\(request)" == expected)
+        #expect(String(describing: request) == expected)
+        #expect(String(reflecting: request) == expected)
+        var dumped = ""
+        dump(request, to: &dumped)
+        #expect(dumped.contains("cable.test:8443") && dumped.contains("Authorization"))
+        #expect(dumped.contains("hasAnyCableToken: true"))
+        for text in [request.description, dumped, "\([request])", "\(Optional(request) as Any)"] {
+            #expect(!text.contains("S3CR3T"), "\(text)")
+        }
+        let plain = try Self.request("ws://cable.test/cable")
+        #expect(plain.description == "CableRequest(url: ws://cable.test/cable, headers: [])")
+    }
+
+    @Test("the client offers the token first, fails the attempt for one it cannot send, and never logs it")
+    func anyCableTokenThroughTheClient() async throws {
+        let lines = Locked<[String]>([])
+        let logger = CableLogger(minimumLevel: .debug) { level, line in lines.withLock { $0.append("\(level) \(line)") }
+        }
+        let h = try ClientHarness(logger: logger, onRequest: { request in request.anyCableToken = "tok-S3CR3T" })
+        h.client.connect()
+        #expect(await h.eventually { h.fake.last != nil })
+        let connection = try #require(h.fake.last)
+        #expect(connection.protocols == ["anycable-token.tok-S3CR3T"] + CableWireProtocol.actionCable.offer)
+        #expect(connection.request.anyCableToken == "tok-S3CR3T")
+        connection.open()
+        connection.receive(#"{"type":"welcome"}"#)
+        #expect(h.state == .connected)
+        h.client.close()
+
+        // A token that cannot be sent fails the attempt before any connection is made.
+        let invalid = try ClientHarness(
+            logger: logger, onRequest: { request in request.anyCableToken = "padded-S3CR3T==" })
+        invalid.client.connect()
+        #expect(await invalid.eventually { invalid.client.lastDisconnect.value?.kind == .requestFailed })
+        #expect(invalid.fake.connections.isEmpty)
+        invalid.client.close()
+
+        let logged = lines.withLock { $0 }
+        #expect(logged.contains { $0.contains("request_invalid_headers") && $0.contains("count=1") })
+        #expect(logged.contains { $0.hasPrefix("INFO connected") })
+        #expect(!logged.contains { $0.contains("S3CR3T") || $0.contains("anycable-token") })
+    }
 }

@@ -35,9 +35,11 @@ extension ClientEngine {
                     self?.inbound(nil, id: id, batch: batch)
                 }
             },
-            batchEnded: { batch.flush() }
+            batchEnded: { batch.flush() },
+            routed: { [log] route in log.emit(.route(route)) }
         )
-        return transport.connect(request: request, protocols: options.wireProtocol.offer, receiver: receiver) {
+        let protocols = request.offeredSubprotocols(options.wireProtocol.offer)  // AnyCable's token first
+        return transport.connect(request: request, protocols: protocols, receiver: receiver) {
             [weak self] event in
             self?.transportEvent(event, id: id, batch: batch)
         }

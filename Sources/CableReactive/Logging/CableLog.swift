@@ -42,7 +42,7 @@ public enum CableLogLevel: Int, Sendable, Comparable, CaseIterable, CustomString
 }
 
 /// Where log lines go. Lines are `event key=value …` and are redacted by construction: they hold only
-/// host[:port], state names, attempt numbers, subscription serials (`#3`), close codes, counts and error
+/// host[:port] (the server's, and that of the HTTP proxy a connection goes through), state names, attempt numbers, subscription serials (`#3`), close codes, counts and error
 /// type names, never headers, URL paths or queries, identifiers' params, payloads or error messages, so they
 /// are safe to send to a crash reporter.
 ///
@@ -166,6 +166,11 @@ enum LogField: Sendable, Equatable {
     case size(Int)
     /// What made the client check its connection (`network`, `foreground`, `wake`).
     case trigger(StaticString)
+    /// The HTTP proxy a connection tunnels through: `proxy=host:port` (an IPv6 host in brackets), the host
+    /// reduced to safe characters; never credentials.
+    case proxy(host: String, port: UInt16)
+    /// A connection that goes to its server directly: `proxy=none`.
+    case noProxy
 
     static func == (lhs: LogField, rhs: LogField) -> Bool { lhs.rendered == rhs.rendered }
 
@@ -194,6 +199,11 @@ enum LogField: Sendable, Equatable {
         case .limit(let bytes): "limit=\(bytes)"
         case .size(let bytes): "size=\(bytes)"
         case .trigger(let name): "trigger=\(name)"
+        case .proxy(let host, let port):
+            host.contains(":")
+                ? "proxy=[\(loggableText(host, limit: 64, extra: ":.%"))]:\(port)"
+                : "proxy=\(loggableText(host, limit: 253, extra: ".-")):\(port)"
+        case .noProxy: "proxy=none"
         }
     }
 }
@@ -213,6 +223,20 @@ struct LogEvent: Sendable, Equatable {
     func render(host: String, label: String? = nil) -> String {
         let client = label.map { ["client=\($0)"] } ?? []
         return ([name.description, "host=\(host)"] + client + fields.map(\.rendered)).joined(separator: " ")
+    }
+}
+
+extension LogEvent {
+    /// A connection's `transport_route` line: `proxy=host:port` (INFO) through a proxy, `proxy=none
+    /// bypassed=true` (INFO) when the bypass list sent it directly, `proxy=none` (DEBUG) when no proxy applies.
+    /// Never the proxy's credentials (the route has none), never the server's path or query.
+    static func route(_ route: ConnectionRoute) -> LogEvent {
+        switch route {
+        case .direct: LogEvent(level: .debug, name: "transport_route", fields: [.noProxy])
+        case .bypassed: LogEvent(level: .info, name: "transport_route", fields: [.noProxy, .flag("bypassed", true)])
+        case .proxy(let host, let port):
+            LogEvent(level: .info, name: "transport_route", fields: [.proxy(host: host, port: port)])
+        }
     }
 }
 

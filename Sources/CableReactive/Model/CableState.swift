@@ -90,9 +90,13 @@ public struct CableStopReason: Sendable, Hashable, CustomStringConvertible {
         /// ``CableOptions/maxReconnectAttempts`` consecutive attempts failed.
         public static let attemptsExhausted = Kind("attempts_exhausted")
         /// The connection failed in a way retrying cannot fix: the server's certificate was refused, App
-        /// Transport Security blocked a `ws://` URL, the system's TLS library is missing, or the URL cannot be
+        /// Transport Security blocked a `ws://` URL, the system's TLS library is missing, the URL cannot be
         /// used (the `WebSocketError` kinds `certificate`, `insecureConnectionBlocked`, `tlsUnavailable` and
-        /// `invalidURL`).
+        /// `invalidURL`), or the HTTP proxy (`SocketTransport`'s `proxy` option) cannot be used or refused us
+        /// for good: `invalidProxy` (an unsupported scheme such as `https://` or `socks5://`, no host, a bad
+        /// port, a user name with `:`), and `proxyRejected(status:)` with 407 (credentials missing or wrong),
+        /// 401 (what some proxies answer to wrong credentials) or 403 (the proxy forbids the destination).
+        /// Other proxy refusals (502, 503, 504, …) are retried.
         /// ``CableStopReason/error`` says which.
         public static let permanentFailure = Kind("permanent_failure")
         /// The server chose the `actioncable-unsupported` subprotocol: it understands none of the protocols

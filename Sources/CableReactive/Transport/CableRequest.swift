@@ -15,6 +15,7 @@
 ///     request.setHeader("Authorization", "Bearer \(jwt)")  // replaces any earlier value
 ///     request.addCookie("_session_id", sessionID)  // other cookies kept
 ///     request.origin = "https://example.com"  // Rails checks it against allowed_request_origins
+///     request.anyCableToken = jwt  // AnyCable: the subprotocol anycable-token.<jwt>, out of URLs and logs
 /// }
 /// ```
 ///
@@ -29,6 +30,10 @@
 /// not an HTTP token or whose value holds a line break or another control character can never be sent:
 /// the attempt fails with ``CableDisconnect/Kind/requestFailed`` instead of connecting without it (see
 /// ``invalidHeaderNames``).
+///
+/// **Printing** a request (``description``, `dump`, the debugger) shows the URL without its user info and
+/// query, the header names and whether there is an ``anyCableToken``, never a header value, query value or
+/// the token, so a request may be logged.
 ///
 /// On Apple platforms it converts to and from `URLRequest` for apps that already build one.
 public struct CableRequest: Sendable, Hashable {
@@ -50,6 +55,33 @@ public struct CableRequest: Sendable, Hashable {
     public var url: URL
     /// The header lines in the order they are sent.
     public var headers: [Header]
+    /// A token for AnyCable (1.6 and later), offered as the WebSocket subprotocol `anycable-token.<token>`.
+    /// AnyCable finds it in the `Sec-WebSocket-Protocol` header and takes it as its JWT header (`X-JID` by
+    /// default, after `--jwt_param`): the same token an app would otherwise put in the `jid` query parameter.
+    /// Unlike a query parameter, it stays out of URLs, so out of access logs and the client's own log lines.
+    /// Default `nil`: no token protocol.
+    ///
+    /// ```swift
+    /// let client = try ActionCableClient(url: URL(string: "wss://cable.example.com/cable")!) { request in
+    ///     request.anyCableToken = try await session.cableToken()  // a JWT, fetched before every attempt
+    /// }
+    /// // Sec-WebSocket-Protocol: anycable-token.eyJhbGci…, actioncable-v1-json, actioncable-unsupported
+    /// ```
+    ///
+    /// It is offered first, before the Action Cable subprotocols (AnyCable finds it anywhere in the list). It
+    /// is never a protocol the server may choose: a server that answers with it fails the attempt on
+    /// `SocketTransport` (`invalidHandshake`, as any subprotocol it was not offered to speak), and
+    /// `URLSessionTransport` takes the connection as plain Action Cable, as it does for any protocol it did not
+    /// offer. With a transport of your own, the client passes it in the `protocols` of
+    /// ``WebSocketTransport/connect(request:protocols:handler:)``.
+    ///
+    /// AnyCable defines no encoding: the token goes into the header as it is, so it must be an HTTP token
+    /// (RFC 9110 §5.6.2: ASCII letters, digits and `!#$%&'*+-.^_|~` or a backquote), as a JWT (base64url)
+    /// is. An empty token, or one with other characters (a `=` of padded base64, `/`, a space), can never be
+    /// sent: ``invalidHeaderNames`` then names `Sec-WebSocket-Protocol`, and the client fails the attempt with
+    /// ``CableDisconnect/Kind/requestFailed`` (logged as `request_invalid_headers count=1`), as for any header
+    /// that cannot be sent, rather than connect without the token.
+    public var anyCableToken: String?
 
     /// A request for `url` with no headers of its own.
     public init(url: URL, headers: [Header] = []) {
@@ -119,8 +151,30 @@ public struct CableRequest: Sendable, Hashable {
     /// The names of headers that cannot be sent: a name that is not an HTTP token (RFC 9110 §5.6.2), or a
     /// value with a line break, NUL or another control character except tab. Empty when every header is
     /// valid; the client fails an attempt whose request has any.
+    ///
+    /// An ``anyCableToken`` that is not an HTTP token (or is empty) makes the `Sec-WebSocket-Protocol` header
+    /// that carries it unsendable: it is listed as `Sec-WebSocket-Protocol`.
     public var invalidHeaderNames: [String] {
-        headers.filter { !Self.isValid($0) }.map(\.name)
+        let invalidToken = anyCableToken.map { !Self.isToken($0) } ?? false
+        return headers.filter { !Self.isValid($0) }.map(\.name) + (invalidToken ? ["Sec-WebSocket-Protocol"] : [])
+    }
+
+    // MARK: Subprotocols
+
+    /// What an AnyCable token subprotocol starts with: `anycable-token.<token>`.
+    package static let anyCableTokenPrefix = "anycable-token."
+
+    /// The subprotocols to offer for this request, in order: `anycable-token.<token>` when ``anyCableToken``
+    /// is set, then `protocols` (the wire protocol's offer).
+    package func offeredSubprotocols(_ protocols: [String]) -> [String] {
+        guard let anyCableToken else { return protocols }
+        return [Self.anyCableTokenPrefix + anyCableToken] + protocols
+    }
+
+    /// Whether `name` is a credential carried as a subprotocol (AnyCable's `anycable-token.<token>`), not a
+    /// protocol: a server may never choose it.
+    package static func isCredentialSubprotocol(_ name: some StringProtocol) -> Bool {
+        name.hasPrefix(anyCableTokenPrefix)
     }
 
     // MARK: Query
@@ -168,6 +222,44 @@ public struct CableRequest: Sendable, Hashable {
             && text.utf8.allSatisfy { byte in
                 byte > 0x20 && byte < 0x7F && !"\"(),/:;<=>?@[\\]{}".utf8.contains(byte)
             }
+    }
+}
+
+extension CableRequest: CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
+    /// The URL without its user info, query and fragment (`?…` marks a query), the header names in order,
+    /// and `anyCableToken: <redacted>` when there is a token; never a header value, a query value or the
+    /// token:
+    ///
+    ///     CableRequest(url: wss://cable.example.com/cable?…, headers: [Origin, Cookie], anyCableToken: <redacted>)
+    public var description: String {
+        var fields = ["url: \(Self.redacted(url))", "headers: [\(headers.map(\.name).joined(separator: ", "))]"]
+        if anyCableToken != nil { fields.append("anyCableToken: <redacted>") }
+        return "CableRequest(\(fields.joined(separator: ", ")))"
+    }
+
+    /// The same as ``description``: no secrets.
+    public var debugDescription: String { description }
+
+    /// What `dump` and the debugger show: the URL as ``description`` prints it, the header names and whether
+    /// there is a token; never the values.
+    public var customMirror: Mirror {
+        Mirror(
+            self,
+            children: [
+                "url": Self.redacted(url), "headerNames": headers.map(\.name), "hasAnyCableToken": anyCableToken != nil,
+            ],
+            displayStyle: .struct)
+    }
+
+    /// `url` without user info, query and fragment, with `?…` for a query.
+    private static func redacted(_ url: URL) -> String {
+        guard var components = URLComponents(url: url, resolvingAgainstBaseURL: false) else { return "<url>" }
+        let hasQuery = components.percentEncodedQuery != nil
+        components.percentEncodedUser = nil
+        components.percentEncodedPassword = nil
+        components.percentEncodedQuery = nil
+        components.percentEncodedFragment = nil
+        return (components.string ?? "<url>") + (hasQuery ? "?…" : "")
     }
 }
 

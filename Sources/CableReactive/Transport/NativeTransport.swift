@@ -48,14 +48,19 @@ package struct TextReceiver: Sendable {
     /// Called after the messages of one network read, so a consumer can publish them in one go; says what the
     /// read delivered, for the I/O thread's ``ReadDelivery/shouldYield(since:)``.
     package var batchEnded: @Sendable () -> ReadDelivery
+    /// Called once per attempt, on the connection's thread, with how it reaches the server, before it connects
+    /// (``ConnectionRoute``; `SocketTransport` only), so the client can log it. Default: nothing.
+    package var routed: @Sendable (ConnectionRoute) -> Void
 
-    /// A receiver with the two callbacks.
+    /// A receiver with the callbacks.
     package init(
         text: @escaping @Sendable (UnsafeBufferPointer<UInt8>) -> Void,
-        batchEnded: @escaping @Sendable () -> ReadDelivery
+        batchEnded: @escaping @Sendable () -> ReadDelivery,
+        routed: @escaping @Sendable (ConnectionRoute) -> Void = { _ in }
     ) {
         self.text = text
         self.batchEnded = batchEnded
+        self.routed = routed
     }
 
     /// A receiver whose reads report nothing delivered (a consumer with no buffers of its own).
@@ -63,11 +68,24 @@ package struct TextReceiver: Sendable {
         text: @escaping @Sendable (UnsafeBufferPointer<UInt8>) -> Void,
         batchEnded: @escaping @Sendable () -> Void
     ) {
-        self.init(text: text) {
-            batchEnded()
-            return ReadDelivery()
-        }
+        self.init(
+            text: text,
+            batchEnded: {
+                batchEnded()
+                return ReadDelivery()
+            })
     }
+}
+
+/// How one connection attempt reaches its server, as ``TextReceiver/routed`` reports it: what the client logs as
+/// `transport_route`. It holds a proxy's host and port only, never its credentials.
+package enum ConnectionRoute: Sendable, Hashable {
+    /// No proxy applies.
+    case direct
+    /// A proxy applies, but its bypass list (or `no_proxy`) names the server: directly.
+    case bypassed
+    /// Through the HTTP proxy at `host` and `port`.
+    case proxy(host: String, port: UInt16)
 }
 
 /// What one network read delivered to the consumers' buffers, as the receiver reports it.

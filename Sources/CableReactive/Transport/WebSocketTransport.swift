@@ -35,6 +35,9 @@ public protocol WebSocketTransport: Sendable {
     /// - Parameters:
     ///   - request: the URL and headers of the upgrade request.
     ///   - protocols: subprotocols to offer, in order of preference. The server must pick one of them or none.
+    ///     When the request has an ``CableRequest/anyCableToken``, `ActionCableClient` puts
+    ///     `anycable-token.<token>` first: send it like the others, but never report it as chosen (it is a
+    ///     credential, not a protocol), and never log it.
     ///   - handler: receives the connection's events; see the protocol's requirements.
     /// - Returns: the connection, usable at once; `send` returns false until it is open.
     func connect(

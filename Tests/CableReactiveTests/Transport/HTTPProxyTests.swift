@@ -133,7 +133,6 @@
                 ("foo, bar ,example.com", "example.com", true),
                 ("foo bar\texample.com", "x.example.com", true),
                 ("*", "anything.at.all", true),
-                ("foo,*", "anything", true),
                 ("*.example.com", "www.example.com", false),  // curl has no wildcard but a lone *
                 ("", "example.com", false),
                 (",,", "example.com", false),
@@ -142,6 +141,41 @@
             ])
         func matchesNames(list: String, host: String, expected: Bool) {
             #expect(ProxyBypass(list).matches(host: host) == expected)
+        }
+
+        @Test(
+            "* means every host only as the whole list, as curl reads it; inside a longer list it matches nothing",
+            arguments: [
+                ("*", "example.com", true),
+                ("*", "10.1.2.3", true),
+                ("*", "::1", true),
+                ("other.test,*", "example.com", false),
+                ("other.test,*", "other.test", true),
+                ("*,other.test", "example.com", false),
+                ("*,other.test", "www.other.test", true),
+                ("* other.test", "example.com", false),
+                ("*,*", "example.com", false),
+                (" *", "example.com", false),  // curl compares the whole value with "*", untrimmed
+                ("* ", "example.com", false),
+                ("*,", "example.com", false),
+                ("127.0.0.1,*", "10.1.2.3", false),
+                ("127.0.0.1,*", "127.0.0.1", true),
+            ])
+        func loneStar(list: String, host: String, expected: Bool) {
+            #expect(ProxyBypass(list).matches(host: host) == expected)
+        }
+
+        @Test("no_proxy=other.test,* in the environment still sends other hosts through the proxy")
+        func environmentStarInList() throws {
+            let proxied = ["https_proxy": "http://proxy:3128", "no_proxy": "other.test,*"]
+            #expect(try route("wss://example.com/cable", proxied)?.host == "proxy")
+            #expect(try route("wss://other.test/cable", proxied) == nil)
+            #expect(try route("wss://example.com/cable", ["https_proxy": "http://proxy:3128", "no_proxy": "*"]) == nil)
+            #expect(try route("wss://example.com/cable", ["https_proxy": "p:1", "NO_PROXY": "x.test, *"])?.host == "p")
+            let explicit = SocketTransport.Proxy.http(HTTPProxy(host: "proxy", port: 3128, bypass: "other.test,*"))
+            #expect(try explicit.route(for: endpoint("ws://example.com/cable"))?.host == "proxy")
+            let everything = SocketTransport.Proxy.http(HTTPProxy(host: "proxy", port: 3128, bypass: "*"))
+            #expect(try everything.route(for: endpoint("ws://example.com/cable")) == nil)
         }
 
         @Test(

@@ -112,6 +112,36 @@ struct HandshakeTests {
         #expect(throws: WebSocketError(.invalidHandshake)) { try Self.validate(lines) }
     }
 
+    @Test("an AnyCable token goes first in Sec-WebSocket-Protocol, and the server may not choose it")
+    func anyCableTokenSubprotocol() throws {
+        var cable = CableRequest(url: try #require(URL(string: "ws://example.com/cable")))
+        cable.anyCableToken = "tok.en-1"
+        let offered = cable.offeredSubprotocols(["actioncable-v1-json", "actioncable-unsupported"])
+        let endpoint = try WebSocketEndpoint(url: cable.url)
+        let request = HandshakeRequest(
+            endpoint: endpoint, protocols: offered, headers: [], offerDeflate: false, nonce: Self.nonce)
+        let text = String(decoding: request.bytes, as: UTF8.self)
+        #expect(
+            text.contains(
+                "\r\nSec-WebSocket-Protocol: anycable-token.tok.en-1, actioncable-v1-json, actioncable-unsupported\r\n")
+        )
+        #expect(request.offeredProtocols == offered)
+
+        // Choosing one of the Action Cable protocols is fine; echoing the token fails the attempt (RFC 6455 §4.1
+        // lets a server choose only a protocol offered to be spoken, and the token is a credential).
+        let chosen = try Self.validate(
+            Self.good + ["Sec-WebSocket-Protocol: actioncable-v1-json"], protocols: request.offeredProtocols)
+        #expect(chosen.subprotocol == "actioncable-v1-json")
+        do {
+            _ = try Self.validate(
+                Self.good + ["Sec-WebSocket-Protocol: anycable-token.tok.en-1"], protocols: request.offeredProtocols)
+            Issue.record("the token was accepted as the chosen subprotocol")
+        } catch {
+            #expect(error.kind == .invalidHandshake)
+            #expect(!error.description.contains("tok.en-1"))
+        }
+    }
+
     @Test(
         "reports any status other than 101 without headers or body",
         arguments: [200, 301, 302, 400, 401, 403, 404, 500])

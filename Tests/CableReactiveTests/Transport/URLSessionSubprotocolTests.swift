@@ -45,6 +45,21 @@ struct URLSessionSubprotocolTests {
         #expect(Self.chosen(value) == nil)
     }
 
+    @Test("an AnyCable token we offered is never the chosen protocol, from the delegate or the header")
+    func anyCableToken() {
+        let offered = ["anycable-token.tok-1"] + Self.offer
+        func chosen(_ reported: String?, _ header: String?) -> String? {
+            URLSessionSubprotocol.chosen(
+                reported: reported, responseHeaders: header.map { ["Sec-WebSocket-Protocol": $0] } ?? [:],
+                offered: offered)
+        }
+        #expect(chosen("anycable-token.tok-1", nil) == nil)
+        #expect(chosen(nil, "anycable-token.tok-1") == nil)
+        #expect(chosen("anycable-token.tok-1", "actioncable-v1-json") == "actioncable-v1-json")
+        #expect(chosen("actioncable-unsupported", "anycable-token.tok-1") == "actioncable-unsupported")
+        #expect(chosen(nil, "actioncable-v1-json") == "actioncable-v1-json")
+    }
+
     @Test("a delegate protocol we did not offer gives way to the header; no header and no protocol is none")
     func fallbacks() {
         #expect(Self.chosen("chat", ["Sec-WebSocket-Protocol": "actioncable-v1-json"]) == "actioncable-v1-json")

@@ -85,7 +85,9 @@
             }
             let endpoint = try WebSocketEndpoint(url: request.url)
             let deadline = Deadline.after(seconds: options.connectTimeout)
-            let proxy = try options.proxy.route(for: endpoint)
+            let route = try options.proxy.decision(for: endpoint)
+            receiver?.routed(route.route)  // the client logs it; the transport has no logger
+            let proxy = route.proxy
             try checkAbandoned()
             let stream = try open(
                 host: proxy?.host ?? endpoint.host, port: proxy?.port ?? endpoint.port, deadline: deadline)

@@ -33,7 +33,7 @@
         /// // Or what `https_proxy` / `http_proxy` / `no_proxy` say, as curl reads them.
         /// let fromEnvironment = SocketTransport(options: .init(proxy: .environment))
         /// ```
-        public enum Proxy: Sendable, Hashable {
+        public enum Proxy: Sendable, Hashable, CustomStringConvertible {
             /// Connect to the server itself. The default.
             case direct
             /// Tunnel through this proxy, unless its ``HTTPProxy/bypass`` list names the server.
@@ -41,8 +41,21 @@
             /// Read the proxy from the environment at every attempt, with curl's rules: `http_proxy` for
             /// `ws://` (lower case only: the upper-case name can be set by a CGI request's `Proxy:` header),
             /// `https_proxy` or `HTTPS_PROXY` for `wss://`, then `all_proxy` or `ALL_PROXY`; `no_proxy` or
-            /// `NO_PROXY` lists the hosts reached directly. Nothing set means direct.
+            /// `NO_PROXY` lists the hosts reached directly, in ``HTTPProxy/bypass`` syntax (`no_proxy=*` sends
+            /// every host directly; a `*` inside a longer list matches none). Nothing set means direct.
             case environment
+
+            /// `direct`, `environment`, or `http(…)` with the proxy's ``HTTPProxy/description`` (never its
+            /// credentials) and its bypass list, e.g. `http(http://proxy.corp:3128 (credentials), bypass: ".corp")`.
+            public var description: String {
+                switch self {
+                case .direct: "direct"
+                case .environment: "environment"
+                case .http(let proxy):
+                    proxy.bypass.isEmpty
+                        ? "http(\(proxy))" : "http(\(proxy), bypass: \(String(reflecting: proxy.bypass)))"
+                }
+            }
 
             /// The proxy to use for `endpoint`, or `nil` for a direct connection. `environment` (default: the
             /// process's) is read only by `.environment`.
@@ -52,26 +65,37 @@
                 for endpoint: WebSocketEndpoint,
                 environment: [String: String]? = nil
             ) throws(WebSocketError) -> HTTPProxy? {
+                try decision(for: endpoint, environment: environment).proxy
+            }
+
+            /// How a connection to `endpoint` goes, and why: what ``route(for:environment:)`` returns, with a
+            /// bypassed host told apart from one no proxy applies to, for the connection's log line.
+            ///
+            /// - Throws: `.invalidProxy` when the proxy named cannot be used.
+            package func decision(
+                for endpoint: WebSocketEndpoint,
+                environment: [String: String]? = nil
+            ) throws(WebSocketError) -> ProxyDecision {
                 switch self {
                 case .direct:
-                    return nil
+                    return .direct
                 case .http(let proxy):
-                    if ProxyBypass(proxy.bypass).matches(host: endpoint.host) { return nil }
+                    if ProxyBypass(proxy.bypass).matches(host: endpoint.host) { return .bypassed }
                     try proxy.validate()
-                    return proxy
+                    return .proxy(proxy)
                 case .environment:
                     // Read here, not as the parameter's default: a direct connection never copies the environment.
                     let environment = environment ?? ProcessInfo.processInfo.environment
                     func value(_ names: String...) -> String? {
                         names.lazy.compactMap { environment[$0] }.first { !$0.isEmpty }
                     }
+                    let names = endpoint.isSecure ? ["https_proxy", "HTTPS_PROXY"] : ["http_proxy"]
+                    guard let url = names.lazy.compactMap({ value($0) }).first ?? value("all_proxy", "ALL_PROXY")
+                    else { return .direct }
                     // The bypass list is checked before the URL is parsed: a bypassed host never fails on it.
                     let bypass = value("no_proxy", "NO_PROXY") ?? ""
-                    let names = endpoint.isSecure ? ["https_proxy", "HTTPS_PROXY"] : ["http_proxy"]
-                    guard let url = names.lazy.compactMap({ value($0) }).first ?? value("all_proxy", "ALL_PROXY"),
-                        !ProxyBypass(bypass).matches(host: endpoint.host)
-                    else { return nil }
-                    return try HTTPProxy(url: url, bypass: bypass)  // validated by init
+                    if ProxyBypass(bypass).matches(host: endpoint.host) { return .bypassed }
+                    return .proxy(try HTTPProxy(url: url, bypass: bypass))  // validated by init
                 }
             }
         }
@@ -98,9 +122,15 @@
             public var password: String?
             /// The hosts reached without the proxy, in `no_proxy` syntax as curl reads it: names separated by
             /// commas or spaces, each matching itself and its subdomains (`example.com` and `.example.com`
-            /// both match `example.com` and `www.example.com`, not `notexample.com`), IP addresses with an
+            /// both match `example.com` and `www.example.com`, not `notexample.com`), and IP addresses with an
             /// optional CIDR prefix length (`10.0.0.0/8`, `::1`, `fd00::/8`), matched against IP-literal hosts
-            /// only, and `*` for every host. Case does not matter. Default empty.
+            /// only. Case does not matter. Default empty.
+            ///
+            /// `*` matches every host only when it is the whole list, exactly `*` with nothing around it (curl's
+            /// `proxy_check_noproxy`: `strcmp("*", no_proxy)`). A `*` inside a longer list, or with spaces
+            /// around it, matches no host and is ignored (curl compares it as a host name, which no host has):
+            /// `other.test,*` bypasses only `other.test`, so a stray `*` never sends every connection around the
+            /// proxy. There is no other wildcard: `*.example.com` matches nothing either.
             public var bypass: String
 
             /// A proxy at `host` and `port`.
@@ -225,6 +255,31 @@
         }
     }
 
+    /// How one connection reaches its server: ``SocketTransport/Proxy-swift.enum/decision(for:environment:)``.
+    package enum ProxyDecision: Sendable, Hashable {
+        /// No proxy applies: ``SocketTransport/Proxy-swift.enum/direct``, or no proxy variable is set.
+        case direct
+        /// A proxy applies, but its bypass list (or `no_proxy`) names the server: connect directly.
+        case bypassed
+        /// Through this proxy.
+        case proxy(SocketTransport.HTTPProxy)
+
+        /// The proxy to tunnel through, if any.
+        package var proxy: SocketTransport.HTTPProxy? {
+            if case .proxy(let proxy) = self { return proxy }
+            return nil
+        }
+
+        /// What the client logs of it: the proxy's host and port, never its credentials.
+        package var route: ConnectionRoute {
+            switch self {
+            case .direct: .direct
+            case .bypassed: .bypassed
+            case .proxy(let proxy): .proxy(host: proxy.host, port: proxy.port)
+            }
+        }
+    }
+
     /// A `no_proxy` list, parsed: see ``SocketTransport/HTTPProxy/bypass``.
     package struct ProxyBypass: Sendable {
         private var names: [String] = []
@@ -232,12 +287,14 @@
         private var everything = false
 
         package init(_ list: String) {
+            // Only a list that is exactly "*" means every host, as in curl. A "*" entry of a longer list is
+            // skipped: curl compares it as a name, which no host has.
+            if list == "*" {
+                everything = true
+                return
+            }
             let separators: Set<Character> = [",", " ", "\t", "\n", "\r"]
-            for token in list.split(whereSeparator: { separators.contains($0) }) {
-                if token == "*" {
-                    everything = true
-                    continue
-                }
+            for token in list.split(whereSeparator: { separators.contains($0) }) where token != "*" {
                 var text = Substring(token)
                 var prefix: Int?
                 if let slash = text.lastIndex(of: "/") {

@@ -38,6 +38,13 @@
     /// it. `close` does not wait for the I/O thread (nothing needs to): when the process exits first, the
     /// kernel closes the socket and the server sees the connection end, as it would after a close frame.
     ///
+    /// **Logging.** Each attempt logs one `transport_route` line before it connects: `proxy=host:port` (INFO)
+    /// when it tunnels through an HTTP proxy, `proxy=none bypassed=true` (INFO) when the proxy's bypass list or
+    /// `no_proxy` sends it directly, and `proxy=none` (DEBUG) when no proxy applies; never the proxy's
+    /// credentials, never the URL's path or query. The transport has no logger: it reports the route to the
+    /// `ActionCableClient` that uses it, which logs the line with its own logger, host and label
+    /// (`transport_route host=example.com proxy=proxy.corp:3128`). A transport used on its own logs nothing.
+    ///
     /// **TLS.** The configured OpenSSL context (system trust store plus
     /// ``Options-swift.struct/tlsCAFilePath``) is made once per CA file and shared by every connection.
     ///
@@ -160,6 +167,50 @@
             handler: @escaping @Sendable (WebSocketEvent) -> Void
         ) -> any WebSocketConnection {
             start(request: request, protocols: protocols, receiver: nil, handler: handler)
+        }
+    }
+
+    extension SocketTransport.Options: CustomStringConvertible, CustomReflectable {
+        /// Every setting by name, except the random source and the resolver (closures, nothing to read), and
+        /// with the proxy as ``SocketTransport/Proxy-swift.enum/description`` shows it, never with its
+        /// credentials; pins are public keys' hashes, not secrets. What `print`, `"\(options)"` and
+        /// `String(reflecting:)` show, so options may be logged:
+        ///
+        ///     SocketTransport.Options(connectTimeout: 10.0, connectionAttemptDelay: 0.25, closeTimeout: 5.0,
+        ///     maxFrameSize: 1048576, maxMessageSize: 1048576, maxPendingSendBytes: 8388608, tlsCAFilePath: nil,
+        ///     tlsPins: [], enablePerMessageDeflate: false, proxy: http(http://proxy.corp:3128 (credentials)))
+        public var description: String {
+            let fields = Self.describedFields(of: self).map { "\($0.name): \($0.value)" }
+            return "SocketTransport.Options(\(fields.joined(separator: ", ")))"
+        }
+
+        /// The same settings as ``description``, for `dump` and the debugger: no closures, no credentials.
+        public var customMirror: Mirror {
+            Mirror(
+                self,
+                children: [
+                    "connectTimeout": connectTimeout, "connectionAttemptDelay": connectionAttemptDelay,
+                    "closeTimeout": closeTimeout, "maxFrameSize": maxFrameSize, "maxMessageSize": maxMessageSize,
+                    "maxPendingSendBytes": maxPendingSendBytes, "tlsCAFilePath": tlsCAFilePath as Any,
+                    "tlsPins": tlsPins.map(\.description).sorted(), "enablePerMessageDeflate": enablePerMessageDeflate,
+                    "proxy": proxy,
+                ],
+                displayStyle: .struct)
+        }
+
+        private static func describedFields(of options: Self) -> [(name: String, value: String)] {
+            [
+                ("connectTimeout", "\(options.connectTimeout)"),
+                ("connectionAttemptDelay", "\(options.connectionAttemptDelay)"),
+                ("closeTimeout", "\(options.closeTimeout)"),
+                ("maxFrameSize", "\(options.maxFrameSize)"),
+                ("maxMessageSize", "\(options.maxMessageSize)"),
+                ("maxPendingSendBytes", "\(options.maxPendingSendBytes)"),
+                ("tlsCAFilePath", options.tlsCAFilePath.map { String(reflecting: $0) } ?? "nil"),
+                ("tlsPins", "[\(options.tlsPins.map(\.description).sorted().joined(separator: ", "))]"),
+                ("enablePerMessageDeflate", "\(options.enablePerMessageDeflate)"),
+                ("proxy", options.proxy.description),
+            ]
         }
     }
 

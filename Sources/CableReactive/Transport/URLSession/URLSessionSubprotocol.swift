@@ -10,9 +10,10 @@
 /// Rails' `actioncable-unsupported` answer would go unnoticed.
 ///
 /// Either source counts only for a protocol we offered (a server may choose no other, RFC 6455 §4.1), compared
-/// exactly, as `SocketTransport`'s handshake check compares it. Anything else (a protocol we did not offer, a list,
-/// an empty value, header fields that disagree) is ignored, and the connection is taken as plain Action Cable, as
-/// when the server names none.
+/// exactly, as `SocketTransport`'s handshake check compares it, and never for an `anycable-token.<token>`
+/// (``CableRequest/anyCableToken``), offered as a credential, not as a protocol to speak. Anything else (a protocol
+/// we did not offer, the token, a list, an empty value, header fields that disagree) is ignored, and the connection
+/// is taken as plain Action Cable, as when the server names none.
 package enum URLSessionSubprotocol {
     /// The response header that carries the server's choice; header names are matched in any case.
     package static let headerName = "Sec-WebSocket-Protocol"
@@ -31,7 +32,9 @@ package enum URLSessionSubprotocol {
     }
 
     private static func accepted(_ value: String?, offered: [String]) -> String? {
-        guard let value = value?.trimmingWhitespace(), !value.isEmpty, offered.contains(value) else { return nil }
+        guard let value = value?.trimmingWhitespace(), !value.isEmpty, offered.contains(value),
+            !CableRequest.isCredentialSubprotocol(value)
+        else { return nil }
         return value
     }
 }

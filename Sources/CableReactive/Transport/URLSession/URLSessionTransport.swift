@@ -17,8 +17,9 @@
     /// Each connection has its own `URLSession`, made from a copy of ``init(configuration:tlsCAFilePath:tlsPins:maximumMessageSize:maxPendingSendBytes:)``'s
     /// configuration, whose delegate queue is serial: the handler receives events one at a time, in order, on
     /// that queue's thread (never the main thread). Subprotocols are offered in the `Sec-WebSocket-Protocol`
-    /// request header; the one reported as opened is the delegate's, or else the response's header, and only ever
-    /// one that was offered (`URLSessionSubprotocol`).
+    /// request header (``CableRequest/anyCableToken``'s `anycable-token.<token>` first, when the client has one);
+    /// the one reported as opened is the delegate's, or else the response's header, and only ever one that was
+    /// offered, never the token (`URLSessionSubprotocol`).
     ///
     /// **Isolation from the app's other requests.** The default configuration is `.ephemeral`: no cookies,
     /// caches or credentials are shared with `URLSession.shared` or kept after the connection. Pass your own

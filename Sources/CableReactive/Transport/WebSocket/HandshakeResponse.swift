@@ -53,7 +53,8 @@ package enum HandshakeValidator {
     /// - Parameters:
     ///   - head: the response head without the blank line.
     ///   - expectedAccept: `Sec-WebSocket-Accept` computed from our key.
-    ///   - offeredProtocols: the subprotocols we offered.
+    ///   - offeredProtocols: the subprotocols we offered. The server may choose one of them, except an
+    ///     `anycable-token.<token>` (``CableRequest/anyCableToken``): a credential, not a protocol.
     ///   - offeredDeflate: whether we offered permessage-deflate.
     /// - Throws: `.upgradeRejected(status:)` for any status other than 101 (headers and body are
     ///   never included); `.invalidHandshake` for a malformed head or mismatched headers.
@@ -87,6 +88,10 @@ package enum HandshakeValidator {
         if let chosen = headers["sec-websocket-protocol"] {
             guard offeredProtocols.contains(chosen) else {
                 throw invalid("server chose a subprotocol we did not offer")
+            }
+            // A token offered as a subprotocol carries a credential, it names no protocol we could speak.
+            guard !CableRequest.isCredentialSubprotocol(chosen) else {
+                throw invalid("server chose the anycable-token subprotocol, which is a credential, not a protocol")
             }
             result.subprotocol = chosen
         }
