@@ -72,7 +72,7 @@ struct URLSessionEndRaceTests {
         let offline = End(errorDomain: End.urlErrorDomain, errorCode: -1009)
         #expect(
             Self.run([.closeFrameReceived(code: 0, reason: nil), .completed(offline)])
-                == [.failed(WebSocketError(.connectionRefused))])
+                == [.failed(WebSocketError(.networkUnavailable))])
         #expect(
             Self.run([.closeFrameReceived(code: 1005, reason: nil)]) == [.closed(code: .noStatusReceived, reason: "")])
     }
