@@ -319,13 +319,18 @@
             /// The DER certificates of an evaluated trust, the server's own first.
             private static func chain(of serverTrust: SecTrust) -> [[UInt8]] {
                 let certificates: [SecCertificate]
-                if #available(iOS 15, macOS 12, tvOS 15, watchOS 8, *) {
+                #if os(visionOS)
+                    // visionOS has SecTrustCopyCertificateChain from 1.0, and deprecates the index functions there.
                     certificates = (SecTrustCopyCertificateChain(serverTrust) as? [SecCertificate]) ?? []
-                } else {
-                    certificates = (0..<SecTrustGetCertificateCount(serverTrust)).compactMap {
-                        SecTrustGetCertificateAtIndex(serverTrust, $0)
+                #else
+                    if #available(iOS 15, macOS 12, tvOS 15, watchOS 8, *) {
+                        certificates = (SecTrustCopyCertificateChain(serverTrust) as? [SecCertificate]) ?? []
+                    } else {
+                        certificates = (0..<SecTrustGetCertificateCount(serverTrust)).compactMap {
+                            SecTrustGetCertificateAtIndex(serverTrust, $0)
+                        }
                     }
-                }
+                #endif
                 return certificates.map { Array(SecCertificateCopyData($0) as Data) }
             }
         #endif
