@@ -5,7 +5,7 @@ import PackageDescription
 
 let package = Package(
     name: "CableReactive",
-    platforms: [.iOS(.v13), .macOS(.v10_15), .tvOS(.v13), .watchOS(.v6)],
+    platforms: [.iOS(.v13), .macOS(.v10_15), .tvOS(.v13), .watchOS(.v6), .visionOS(.v1)],
     products: [
         .library(name: "Signals", targets: ["Signals"]),
         .library(name: "CableReactive", targets: ["CableReactive"]),

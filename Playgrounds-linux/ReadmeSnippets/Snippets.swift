@@ -231,6 +231,12 @@ func historySinceExample(client: ActionCableClient, lastSeen: Date) throws -> Ch
 }
 
 /// The gate from what the platform knows (the network monitor, the app's lifecycle) and the app's own login.
+/// `CablePlatform.appInForeground` is unavailable in app extensions, so code that reads it is marked the same way
+/// (Xcode can require it of code in a Swift package; see the README).
+@available(iOSApplicationExtension, unavailable)
+@available(tvOSApplicationExtension, unavailable)
+@available(visionOSApplicationExtension, unavailable)
+@available(macCatalystApplicationExtension, unavailable)
 func platformGateExample(url: URL) throws -> (ActionCableClient, MutableStateValue<Bool>) {
     // snippet:start platform-gate
     let loggedIn = MutableStateValue(false)
@@ -243,7 +249,11 @@ func platformGateExample(url: URL) throws -> (ActionCableClient, MutableStateVal
     return (client, loggedIn)
 }
 
-/// A network input that refuses Low Data Mode and cellular.
+/// A network input that refuses Low Data Mode and cellular; with the foreground input, so marked as above.
+@available(iOSApplicationExtension, unavailable)
+@available(tvOSApplicationExtension, unavailable)
+@available(visionOSApplicationExtension, unavailable)
+@available(macCatalystApplicationExtension, unavailable)
 func unmeteredGateExample(url: URL, loggedIn: MutableStateValue<Bool>) throws -> ActionCableClient {
     // snippet:start platform-gate-unmetered
     // Wi-Fi or Ethernet only: not in Low Data Mode, not on cellular or a personal hotspot.

@@ -32,7 +32,12 @@ extension TypedSubscription<ChatChannel> {
 // snippet:end
 
 // snippet:start swiftui-client
-/// The app's one client: connects while logged in, online and in the foreground.
+/// The app's one client: connects while logged in, online and in the foreground. Not for app extensions, which
+/// have no foreground to watch (`appInForeground` is unavailable there).
+@available(iOSApplicationExtension, unavailable)
+@available(tvOSApplicationExtension, unavailable)
+@available(visionOSApplicationExtension, unavailable)
+@available(macCatalystApplicationExtension, unavailable)
 func makeCableClient(url: URL, loggedIn: StateValue<Bool>) throws -> ActionCableClient {
     let canConnect = combineLatest(loggedIn, CablePlatform.networkAvailable, CablePlatform.appInForeground)
         .map { $0 && $1 && $2 }

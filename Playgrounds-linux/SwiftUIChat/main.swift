@@ -10,6 +10,10 @@ import Foundation
 import Signals
 
 @available(macOS 14, iOS 17, tvOS 17, watchOS 10, *)
+@available(iOSApplicationExtension, unavailable)
+@available(tvOSApplicationExtension, unavailable)
+@available(visionOSApplicationExtension, unavailable)
+@available(macCatalystApplicationExtension, unavailable)
 @MainActor
 func showScreen() async throws {
     let server = try makeChatServer()
@@ -47,6 +51,8 @@ func showScreen() async throws {
     screen.cancel()
 }
 
+// Top-level code cannot be marked unavailable in app extensions, as showScreen is; it needs no mark, since an
+// executable is never built for, or linked into, an app extension.
 await runExample {
     guard #available(macOS 14, iOS 17, tvOS 17, watchOS 10, *) else { throw ExampleError("needs Observation") }
     try await showScreen()

@@ -71,7 +71,7 @@ public struct CableLogger: Sendable {
     public static let platform = CableLogger(minimumLevel: .info) { level, line in
         #if canImport(os)
             if #available(iOS 14, macOS 11, tvOS 14, watchOS 7, *) {
-                let logger = PlatformLogger.cable
+                let logger = PlatformLogger.cable.logger
                 switch level {
                 case .debug: logger.debug("\(line, privacy: .public)")
                 case .info: logger.info("\(line, privacy: .public)")
@@ -96,9 +96,18 @@ public struct CableLogger: Sendable {
 
 #if canImport(os)
     /// The `os.Logger` of ``CableLogger/platform``: made once for the process, not once per line.
+    ///
+    /// A `static let` must hold a `Sendable` value in Swift 6 mode, and whether `os.Logger` is marked `Sendable`
+    /// depends on the SDK, so the logger is kept in this wrapper, which compiles either way. `@unchecked
+    /// Sendable` claims what the compiler cannot check here, and it holds: `logger` is immutable, and an
+    /// `os.Logger` may be used from any thread at once (it only hands each message to the unified logging
+    /// system; Apple's developer forums thread 747816). With an SDK that marks `Logger` `Sendable`, the wrapper
+    /// is merely redundant.
     @available(iOS 14, macOS 11, tvOS 14, watchOS 7, *)
-    private enum PlatformLogger {
-        static let cable = Logger(subsystem: "CableReactive", category: "cable")
+    private struct PlatformLogger: @unchecked Sendable {
+        static let cable = PlatformLogger(logger: Logger(subsystem: "CableReactive", category: "cable"))
+
+        let logger: Logger
     }
 #endif
 

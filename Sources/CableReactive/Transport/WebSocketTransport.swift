@@ -152,6 +152,15 @@ public struct WebSocketError: Error, Hashable, Sendable, CustomStringConvertible
         public static let dnsFailure = Kind("dnsFailure")
         /// No address accepted the TCP connection.
         public static let connectionRefused = Kind("connectionRefused")
+        /// The device has no network to connect over, for now: on Apple platforms, URLSession's
+        /// `notConnectedToInternet` (-1009), `internationalRoamingOff` (-1018), `callIsActive` (-1019) and
+        /// `dataNotAllowed` (-1020). Retried with backoff, as an iPhone is offline only for a while.
+        ///
+        /// On watchOS it also means that the system refuses the app a WebSocket at all: watchOS allows what
+        /// Apple calls low-level networking, `URLSessionWebSocketTask` included, only while the app streams audio
+        /// or runs a CallKit call (TN3135), and refuses it otherwise. Retrying cannot change that, so a watch app
+        /// should gate its client on ``CablePlatform/networkAvailable``, which stays `false` there.
+        public static let networkUnavailable = Kind("networkUnavailable")
         /// The TCP connection, TLS handshake or HTTP upgrade took longer than the connect timeout.
         public static let timeout = Kind("timeout")
         /// The TLS handshake failed for another reason than the certificate (protocol version, cipher, a

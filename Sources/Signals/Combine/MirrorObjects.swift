@@ -2,7 +2,7 @@
     import Combine
 
     /// A signal's latest value as an `ObservableObject`: ``StateMirror`` for iOS 13 to 16, where a view watches
-    /// it with `@ObservedObject` or `@StateObject`.
+    /// it with `@ObservedObject` (or, from iOS 14, owns it with `@StateObject`; see ``MessagesMirrorObject``).
     ///
     /// ```swift
     /// @MainActor final class RoomModel: ObservableObject {
@@ -40,10 +40,24 @@
 
     /// A signal's newest elements as an `ObservableObject`: ``MessagesMirror`` for iOS 13 to 16.
     ///
+    /// A view that owns its mirror makes it in `init`, with `StateObject(wrappedValue:)` (a property initializer
+    /// cannot read `room`); `@StateObject` needs iOS 14, macOS 11, tvOS 14, watchOS 7:
+    ///
     /// ```swift
-    /// @StateObject private var lines = MessagesMirrorObject(room.messages(as: ChatLine.self), limit: 100)
-    /// // List(lines.latest, id: \.id) { Text($0.text) }
+    /// struct RoomScreen: View {
+    ///     @StateObject private var lines: MessagesMirrorObject<ChatLine>
+    ///
+    ///     init(room: ChannelSubscription) {
+    ///         _lines = StateObject(wrappedValue: MessagesMirrorObject(room.messages(as: ChatLine.self), limit: 100))
+    ///     }
+    ///
+    ///     var body: some View { List(lines.latest, id: \.id) { Text($0.text) } }
+    /// }
     /// ```
+    ///
+    /// On iOS 13, something that outlives the view (a view model, the parent) makes and keeps the mirror, and the
+    /// view watches it with `@ObservedObject var lines: MessagesMirrorObject<ChatLine>`: an `@ObservedObject` the
+    /// view made itself would be made again, empty, each time SwiftUI recreates the view.
     ///
     /// Threading, bounds and lifetime are those of ``MessagesMirror``.
     @available(iOS 13, macOS 10.15, tvOS 13, watchOS 6, *)

@@ -365,7 +365,8 @@ struct ServerDisconnectTests {
             (.invalidURL, true), (.invalidProxy, true), (.proxyRejected(status: 407), true),
             (.proxyRejected(status: 401), true), (.proxyRejected(status: 403), true),
             (.proxyRejected(status: 502), false),
-            (.tls, false), (.connectionRefused, false), (.dnsFailure, false), (.upgradeRejected(status: 404), false),
+            (.tls, false), (.connectionRefused, false), (.networkUnavailable, false), (.dnsFailure, false),
+            (.upgradeRejected(status: 404), false),
         ])
     func permanentFailureStops(kind: WebSocketError.Kind, permanent: Bool) {
         var h = MachineHarness(maxReconnectAttempts: nil)

@@ -14,10 +14,19 @@ struct URLSessionEndRaceTests {
     static let bye = Array("bye".utf8)
 
     /// Feeds `reports` in order; returns every end delivered.
-    static func run(_ reports: [Race.Report], closing: (WebSocketCloseCode, String)? = nil) -> [WebSocketCloseInfo] {
-        var race = Race()
+    static func run(
+        _ reports: [Race.Report], closing: (WebSocketCloseCode, String)? = nil, limit: Int = 1 << 20
+    ) -> [WebSocketCloseInfo] {
+        steps(reports, closing: closing, limit: limit).compactMap(\.deliver)
+    }
+
+    /// Feeds `reports` in order; returns every step.
+    static func steps(
+        _ reports: [Race.Report], closing: (WebSocketCloseCode, String)? = nil, limit: Int = 1 << 20
+    ) -> [Race.Step] {
+        var race = Race(maximumMessageSize: limit)
         if let closing { _ = race.requestClose(code: closing.0, reason: closing.1) }
-        return reports.compactMap { race.settle($0) }
+        return reports.map { race.settle($0) }
     }
 
     static func permutations<T>(_ items: [T]) -> [[T]] {
@@ -45,7 +54,7 @@ struct URLSessionEndRaceTests {
     func receiveFailure() {
         var race = Race()
         let settled = race.settle(Self.receiveBeforeClose)
-        #expect(settled == nil)
+        #expect(settled == Race.Step(armEndDeadline: Race.endGrace))
         #expect(!race.hasEnded)
 
         let known = End(
@@ -72,7 +81,7 @@ struct URLSessionEndRaceTests {
         let offline = End(errorDomain: End.urlErrorDomain, errorCode: -1009)
         #expect(
             Self.run([.closeFrameReceived(code: 0, reason: nil), .completed(offline)])
-                == [.failed(WebSocketError(.connectionRefused))])
+                == [.failed(WebSocketError(.networkUnavailable))])
         #expect(
             Self.run([.closeFrameReceived(code: 1005, reason: nil)]) == [.closed(code: .noStatusReceived, reason: "")])
     }
@@ -98,16 +107,116 @@ struct URLSessionEndRaceTests {
 
         var ended = Race()
         _ = ended.settle(.completed(End(closeCode: 1000)))
+        #expect(ended.settle(.endOverdue) == .none)
         let late = ended.requestClose(code: .normalClosure, reason: "")
         #expect(!late)
         #expect(ended.closeRequest == nil)
     }
 
-    @Test("a binary message ends the connection at once as a protocol violation; nothing after it is delivered")
+    @Test("a binary message ends the connection at once as a protocol violation, cancelling with 1003; nothing after")
     func unsupportedMessage() {
         #expect(
             Self.run([.unsupportedMessageReceived, .closeFrameReceived(code: 1003, reason: nil), .completed(End())])
                 == [.failed(WebSocketError(.protocolViolation(closeCode: .unsupportedData)))])
+        #expect(Self.steps([.unsupportedMessageReceived]).first?.cancelTask == .closing(.unsupportedData))
+    }
+
+    // MARK: The end deadline (G19)
+
+    @Test("a report that settles nothing arms the end deadline once; a settled end arms none")
+    func deadlineArmedOnce() {
+        let steps = Self.steps([
+            Self.receiveBeforeClose, .closeFrameReceived(code: 0, reason: nil),
+            .completed(End(closeCode: 1000, httpStatus: 101)),
+        ])
+        #expect(steps.map(\.armEndDeadline) == [Race.endGrace, nil, nil])
+        #expect(Race.endGrace > 0 && Race.endGrace < 15)  // before the client's default stale timeout
+        #expect(Self.steps([.completed(End(closeCode: 1000))]).first?.armEndDeadline == nil)
+    }
+
+    @Test("no end within the deadline after a failed receive: the task is cancelled, the end is the receive's error")
+    func receiveFailureWithoutEnd() {
+        let reset = Race.Report.receiveFailed(End(httpStatus: 101, errorDomain: End.posixErrorDomain, errorCode: 54))
+        let steps = Self.steps([reset, .endOverdue, .completed(End(errorDomain: End.urlErrorDomain, errorCode: -999))])
+        #expect(steps[1] == Race.Step(cancelTask: .abort, deliver: .failed(WebSocketError(.io(errno: 54)))))
+        #expect(steps[2] == .none)  // the cancellation's completion comes too late to count
+        guard case .failed(let error) = steps[1].deliver else { return }
+        #expect(error.detail == "NSPOSIXErrorDomain 54")
+
+        let lost = Race.Report.receiveFailed(End(httpStatus: 101, errorDomain: End.urlErrorDomain, errorCode: -1005))
+        #expect(Self.run([lost, .endOverdue]) == [.failed(WebSocketError(.abnormalClosure))])
+    }
+
+    @Test("a deadline that was never armed, or after the end, does nothing")
+    func overdueWithoutDeadline() {
+        #expect(Self.steps([.endOverdue]) == [.none])
+        #expect(Self.steps([.endOverdue], closing: (.normalClosure, "bye")) == [.none])
+        #expect(Self.steps([.completed(End(closeCode: 1000)), .endOverdue]).last == Race.Step.none)
+    }
+
+    @Test("the app's close while the deadline runs: the overdue end is that close, and the task is cancelled")
+    func appCloseThenOverdue() {
+        var race = Race()
+        _ = race.settle(Self.receiveBeforeClose)
+        _ = race.requestClose(code: .goingAway, reason: "bye")
+        #expect(
+            race.settle(.endOverdue) == Race.Step(cancelTask: .abort, deliver: .closed(code: .goingAway, reason: "bye"))
+        )
+    }
+
+    // MARK: Over-size messages (F30)
+
+    @Test("a message over maximumMessageSize (EMSGSIZE) ends at once as messageTooBig, cancelling with 1009")
+    func messageTooBig() {
+        let tooLong = End(httpStatus: 101, errorDomain: End.posixErrorDomain, errorCode: 40)
+        let steps = Self.steps([.receiveFailed(tooLong), .completed(tooLong)], limit: 4096)
+        let expected = WebSocketCloseInfo.failed(WebSocketError(.messageTooBig(limit: 4096)))
+        #expect(steps[0] == Race.Step(cancelTask: .closing(.messageTooBig), deliver: expected))
+        #expect(steps[1] == .none)
+        guard case .failed(let error) = steps[0].deliver else { return }
+        #expect(error.kind.limit == 4096 && error.kind.closeCode == .messageTooBig)
+        #expect(error.detail == "NSPOSIXErrorDomain 40")
+
+        // URLSession may have sent its own 1009 first: the task's code does not make it a server close.
+        var sent = tooLong
+        sent.closeCode = 1009
+        #expect(Self.run([.receiveFailed(sent)], limit: 4096) == [expected])
+        // Reported by the completion alone, or by a receive whose error the completion lacks: no cancel needed.
+        #expect(Self.steps([.completed(tooLong)], limit: 4096) == [Race.Step(deliver: expected)])
+        #expect(Self.run([.receiveFailed(tooLong)], limit: 4096) == [expected])
+        #expect(Self.run([.closeFrameReceived(code: 0, reason: nil), .completed(sent)], limit: 4096) == [expected])
+    }
+
+    // MARK: Close codes URLSession cannot name (F10)
+
+    @Test("private close codes are delivered as they are, from didCloseWith's raw value")
+    func privateCloseCodes() {
+        for code in [4000, 4001, 4500, 4999, 3000] {
+            #expect(
+                Self.run([.closeFrameReceived(code: code, reason: Self.bye)])
+                    == [.closed(code: WebSocketCloseCode(rawValue: UInt16(code)), reason: "bye")])
+        }
+    }
+
+    @Test(
+        "didCloseWith with code 0: the task's code at completion; else a clean completion is 1005, a failed one fails")
+    func closeFrameWithoutReadableCode() {
+        let unread = Race.Report.closeFrameReceived(code: 0, reason: Self.bye)
+        // The task holds the code the delegate could not give; the frame's reason when the task has none.
+        #expect(
+            Self.run([unread, .completed(End(closeCode: 4001, httpStatus: 101))])
+                == [.closed(code: WebSocketCloseCode(rawValue: 4001), reason: "bye")])
+        // Neither knows it: a task that completes cleanly was closed by the frame (1005, its reason kept), even
+        // after the receive's ENOTCONN; a task that completes with an error failed.
+        #expect(
+            Self.run([Self.receiveBeforeClose, unread, .completed(End(httpStatus: 101))])
+                == [.closed(code: .noStatusReceived, reason: "bye")])
+        let lost = End(httpStatus: 101, errorDomain: End.urlErrorDomain, errorCode: -1005)
+        #expect(Self.run([unread, .completed(lost)]) == [.failed(WebSocketError(.abnormalClosure))])
+        // No completion either: the deadline ends it the same way, and cancels the task.
+        #expect(
+            Self.steps([unread, .endOverdue]).last
+                == Race.Step(cancelTask: .abort, deliver: .closed(code: .noStatusReceived, reason: "bye")))
     }
 
     @Test("a failed upgrade keeps the rules of URLSessionTaskEnd: the status wins")

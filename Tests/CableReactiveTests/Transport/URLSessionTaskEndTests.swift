@@ -19,8 +19,8 @@ struct URLSessionTaskEndTests {
             (-1201, .certificate), (-1202, .certificate), (-1203, .certificate), (-1204, .certificate),
             (-1200, .tls), (-1205, .tls), (-1206, .tls),
             (-1001, .timeout), (-1003, .dnsFailure), (-1006, .dnsFailure),
-            (-1004, .connectionRefused), (-1009, .connectionRefused), (-1018, .connectionRefused),
-            (-1019, .connectionRefused), (-1020, .connectionRefused),
+            (-1004, .connectionRefused), (-1009, .networkUnavailable), (-1018, .networkUnavailable),
+            (-1019, .networkUnavailable), (-1020, .networkUnavailable),
             (-1011, .invalidHandshake), (-1013, .upgradeRejected(status: 401)),
             (-1005, .abnormalClosure), (-999, .abnormalClosure), (-1, .abnormalClosure), (-4242, .abnormalClosure),
         ])
@@ -44,6 +44,19 @@ struct URLSessionTaskEndTests {
             }
             #expect(!error.kind.isPermanent, "URLError \(code)")
         }
+    }
+
+    @Test("no network (-1009, also watchOS's refusal of a WebSocket) is networkUnavailable: retried, not a refusal")
+    func offline() {
+        guard case .failed(let error) = Self.urlError(-1009).closeInfo else {
+            Issue.record("-1009 is a failure")
+            return
+        }
+        #expect(error.kind == .networkUnavailable)
+        #expect(error.kind != .connectionRefused)
+        #expect(!error.kind.isPermanent)
+        #expect(error.detail == "NSURLErrorDomain -1009")
+        #expect("\(error.kind)" == "networkUnavailable")
     }
 
     @Test("a refused upgrade reports its status whatever the error says: 401 and 403 reach onUnauthorized")

@@ -21,7 +21,8 @@ struct WebSocketErrorTests {
         #expect("\(rejected.kind)" == "upgradeRejected(status: 404)")
         #expect("\(WebSocketError.Kind.dnsFailure)" == "dnsFailure")
         let kinds: [WebSocketError.Kind] = [
-            .dnsFailure, .connectionRefused, .timeout, .tls, .upgradeRejected(status: 500), .invalidHandshake,
+            .dnsFailure, .connectionRefused, .networkUnavailable, .timeout, .tls, .upgradeRejected(status: 500),
+            .invalidHandshake,
             .protocolViolation(closeCode: .protocolError), .abnormalClosure, .io(errno: 5), .invalidURL, .certificate,
             .insecureConnectionBlocked, .tlsUnavailable, .proxyRejected(status: 407), .invalidProxy,
         ]
@@ -38,7 +39,7 @@ struct WebSocketErrorTests {
             .proxyRejected(status: 407), .proxyRejected(status: 401), .proxyRejected(status: 403),
         ]
         let retried: [WebSocketError.Kind] = [
-            .dnsFailure, .connectionRefused, .timeout, .tls, .upgradeRejected(status: 404),
+            .dnsFailure, .connectionRefused, .networkUnavailable, .timeout, .tls, .upgradeRejected(status: 404),
             .upgradeRejected(status: 503), .invalidHandshake, .protocolViolation(closeCode: .protocolError),
             .abnormalClosure, .io(errno: 104), .proxyRejected(status: 502), .proxyRejected(status: 503),
             .proxyRejected(status: 504), .proxyRejected(status: 500), .upgradeRejected(status: 407),

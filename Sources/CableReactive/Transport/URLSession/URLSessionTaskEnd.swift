@@ -72,9 +72,11 @@ package struct URLSessionTaskEnd: Sendable, Equatable {
         case -1200, -1205, -1206: .tls  // secureConnectionFailed, client certificate rejected or required
         case -1001: .timeout  // timedOut
         case -1003, -1006: .dnsFailure  // cannotFindHost, dnsLookupFailed
-        // cannotConnectToHost; notConnectedToInternet, internationalRoamingOff, callIsActive, dataNotAllowed:
-        // offline for now, so retried (the app's canConnect gate should know when it is back).
-        case -1004, -1009, -1018, -1019, -1020: .connectionRefused
+        case -1004: .connectionRefused  // cannotConnectToHost
+        // notConnectedToInternet, internationalRoamingOff, callIsActive, dataNotAllowed: no network for now, so
+        // retried; on watchOS, -1009 is also the refusal of any WebSocket outside audio and CallKit (TN3135),
+        // which only the app's canConnect gate (CablePlatform.networkAvailable) can wait out.
+        case -1009, -1018, -1019, -1020: .networkUnavailable
         case -1011: .invalidHandshake  // badServerResponse with no response to read a status from
         case -1013: .upgradeRejected(status: 401)  // userAuthenticationRequired
         default: .abnormalClosure  // networkConnectionLost (-1005), cancelled (-999), and the rest: retried

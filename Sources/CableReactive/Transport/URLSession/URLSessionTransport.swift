@@ -38,9 +38,11 @@
     /// `waitsForConnectivity` is off: an attempt made offline fails at once and the client's backoff retries it.
     ///
     /// **The same failures as on Linux.** A refused certificate, App Transport Security's refusal of `ws://`
-    /// and an unusable URL are permanent (the client stops); offline, lost, refused and timed-out connections
-    /// are retried; an upgrade answered with a status other than 101 is `upgradeRejected(status:)`, read from
-    /// the task's HTTP response, so 401 and 403 reach `onUnauthorized`.
+    /// and an unusable URL are permanent (the client stops); offline (`networkUnavailable`), lost, refused and
+    /// timed-out connections are retried; an upgrade answered with a status other than 101 is
+    /// `upgradeRejected(status:)`, read from the task's HTTP response, so 401 and 403 reach `onUnauthorized`; a
+    /// message over ``maximumMessageSize`` is `messageTooBig(limit:)`. A failed receive that URLSession follows
+    /// with no end within a few seconds ends the connection with the receive's error (the task is cancelled).
     ///
     /// **Lifetime.** The session keeps the connection alive until `.closed` has been delivered; then the
     /// session is invalidated and the handler released.
@@ -51,7 +53,9 @@
     /// let client = try ActionCableClient(url: url, transport: transport)
     /// ```
     public struct URLSessionTransport: WebSocketTransport {
-        /// The largest message accepted (`URLSessionWebSocketTask.maximumMessageSize`). Default 1 MiB.
+        /// The largest message accepted (`URLSessionWebSocketTask.maximumMessageSize`). Default 1 MiB. A bigger one
+        /// ends the connection with 1009, as ``WebSocketError/Kind-swift.struct/messageTooBig(limit:)`` with this
+        /// limit, as on Linux (and the client reconnects).
         public var maximumMessageSize: Int
         /// The most bytes of text that may wait to be sent (handed to `send` and not yet reported written by the
         /// task). A `send` that would pass it returns `false`; once the task has written more, `send` succeeds
@@ -103,7 +107,7 @@
                 request.setValue(protocols.joined(separator: ", "), forHTTPHeaderField: "Sec-WebSocket-Protocol")
             }
             let connection = URLSessionConnection(
-                offering: protocols, maxPendingSendBytes: maxPendingSendBytes,
+                offering: protocols, maxPendingSendBytes: maxPendingSendBytes, maximumMessageSize: maximumMessageSize,
                 trust: TrustOptions(caFile: tlsCAFilePath, pins: tlsPins), handler: handler)
             connection.start(
                 request: request, configuration: configuration.make(), maximumMessageSize: maximumMessageSize)
@@ -149,86 +153,92 @@
         var isDefault: Bool { caFile == nil && pins.isEmpty }
     }
 
-    /// One `URLSessionWebSocketTask` behind the ``WebSocketConnection`` protocol.
+    /// One `URLSessionWebSocketTask` behind the ``WebSocketConnection`` protocol: URLSession's calls and the
+    /// delegate's reports, as plain values, to and from ``URLSessionConnectionCore`` (shared code, tested on Linux),
+    /// which holds the state and makes every decision.
     ///
-    /// `@unchecked Sendable`: the mutable state is in `state` (a lock); `session` and `task` are written
-    /// once in `start`, before the task is resumed and before the object is shared with another thread.
+    /// `@unchecked Sendable`: the mutable state is in `core` (a lock), and the session and task in `handles`.
     final class URLSessionConnection: NSObject, WebSocketConnection, URLSessionWebSocketDelegate, @unchecked Sendable {
-        private struct State {
-            var isOpen = false
-            /// The app's close and which of the task's end reports is delivered (shared code, tested on Linux).
-            var end = URLSessionEndRace()
-            var handler: (@Sendable (WebSocketEvent) -> Void)?
-            /// Text bytes handed to the task whose send has not completed.
-            var unsentBytes = 0
-            /// Why the delegate refused the server's certificate, if it did.
-            var refusedTrust: String?
+        /// The clock of the cores' end deadlines.
+        private static let scheduler = DispatchScheduler()
+
+        /// The session and the task, for the core's effects too.
+        ///
+        /// `@unchecked Sendable`: both are written once in `start`, before the task is resumed and before the
+        /// connection is shared with another thread, and only read afterwards.
+        private final class Handles: @unchecked Sendable {
+            var session: URLSession?
+            var task: URLSessionWebSocketTask?
         }
 
-        private let state: Locked<State>
         /// The subprotocols offered in the request, the only ones the connection may report as opened.
         private let offeredProtocols: [String]
-        private let maxPendingSendBytes: Int
         private let trust: TrustOptions
         private let queue: OperationQueue
-        private var session: URLSession?
-        private var task: URLSessionWebSocketTask?
+        private let handles: Handles
+        private let core: URLSessionConnectionCore
+        private var task: URLSessionWebSocketTask? { handles.task }
 
         init(
-            offering protocols: [String], maxPendingSendBytes: Int, trust: TrustOptions,
+            offering protocols: [String], maxPendingSendBytes: Int, maximumMessageSize: Int, trust: TrustOptions,
             handler: @escaping @Sendable (WebSocketEvent) -> Void
         ) {
-            state = Locked(State(handler: handler))
             offeredProtocols = protocols
-            self.maxPendingSendBytes = maxPendingSendBytes
             self.trust = trust
-            queue = OperationQueue()
+            let queue = OperationQueue()
             queue.maxConcurrentOperationCount = 1
             queue.name = "CableReactive.URLSessionTransport"
+            self.queue = queue
+            let handles = Handles()
+            self.handles = handles
+            let effects = URLSessionConnectionCore.Effects(
+                onDelegateQueue: { work in queue.addOperation(work) },
+                cancelTask: { cancel in Self.cancel(handles.task, cancel) },
+                invalidate: { handles.session?.invalidateAndCancel() })
+            core = URLSessionConnectionCore(
+                maxPendingSendBytes: maxPendingSendBytes, maximumMessageSize: maximumMessageSize,
+                scheduler: Self.scheduler, effects: effects, handler: handler)
         }
 
         func start(request: URLRequest, configuration: URLSessionConfiguration, maximumMessageSize: Int) {
             let session = URLSession(configuration: configuration, delegate: self, delegateQueue: queue)
             let task = session.webSocketTask(with: request)
             task.maximumMessageSize = maximumMessageSize
-            self.session = session
-            self.task = task
+            handles.session = session
+            handles.task = task
             task.resume()
         }
 
         func send(text: String) -> Bool {
             let count = text.utf8.count
-            let admitted = state.withLock { state -> Bool in
-                guard state.isOpen, !state.end.hasEnded, state.end.closeRequest == nil,
-                    count <= maxPendingSendBytes - state.unsentBytes
-                else { return false }
-                state.unsentBytes += count
-                return true
-            }
-            guard admitted, let task else { return false }
-            task.send(.string(text)) { [state] _ in
-                // A failed send also fails the task; the close is reported from there.
-                state.withLock { $0.unsentBytes -= count }
-            }
+            guard let task, core.admitSend(byteCount: count) else { return false }
+            task.send(.string(text)) { [core] _ in core.sendCompleted(byteCount: count) }
             return true
         }
 
         func close(code: WebSocketCloseCode, reason: String) {
-            let wasOpen: Bool? = state.withLock { state in
-                guard state.end.requestClose(code: code, reason: reason) else { return nil }
-                return state.isOpen
-            }
-            guard let wasOpen, let task else { return }
-            if wasOpen {
-                // Codes that may not be sent become 1000, the reason is cut on a character boundary, as on Linux.
-                let payload = ClosePayload(sending: code.rawValue, reason: reason)
-                let wire = Int(payload.code ?? WebSocketCloseCode.normalClosure.rawValue)
-                let closeCode = URLSessionWebSocketTask.CloseCode(rawValue: wire) ?? .normalClosure
-                task.cancel(with: closeCode, reason: Data(payload.encodedReason))
-            } else {
+            guard let task else { return }
+            switch core.close(code: code, reason: reason) {
+            case .none: return
+            case .sendClose(let code, let reason):
+                task.cancel(with: Self.closeCode(code), reason: Data(reason))
+            case .cancelBeforeOpen:
                 task.cancel()
-                queue.addOperation { [self] in finish(.cancelledBeforeOpen) }
+                queue.addOperation { [core] in core.report(.cancelledBeforeOpen) }
             }
+        }
+
+        private static func cancel(_ task: URLSessionWebSocketTask?, _ cancel: URLSessionEndRace.TaskCancel) {
+            switch cancel {
+            case .closing(let code): task?.cancel(with: closeCode(Int(code.rawValue)), reason: nil)
+            case .abort: task?.cancel()
+            }
+        }
+
+        /// URLSession's close code for a number: `CloseCode(rawValue:)` takes any value (an imported C enum), so
+        /// private codes (4000-4999) are sent as they are.
+        private static func closeCode(_ code: Int) -> URLSessionWebSocketTask.CloseCode {
+            URLSessionWebSocketTask.CloseCode(rawValue: code) ?? .normalClosure
         }
 
         // MARK: Delegate (all on `queue`)
@@ -238,12 +248,7 @@
             webSocketTask: URLSessionWebSocketTask,
             didOpenWithProtocol protocol: String?
         ) {
-            let handler = state.withLock { state -> (@Sendable (WebSocketEvent) -> Void)? in
-                guard !state.end.hasEnded, state.end.closeRequest == nil else { return nil }
-                state.isOpen = true
-                return state.handler
-            }
-            guard let handler else { return }
+            guard let handler = core.opened() else { return }
             // Nil for a protocol offered by header (as ours are) falls back to the response's header.
             let chosen = URLSessionSubprotocol.chosen(
                 reported: `protocol`, responseHeaders: Self.headers(of: webSocketTask.response),
@@ -266,11 +271,13 @@
             didCloseWith closeCode: URLSessionWebSocketTask.CloseCode,
             reason: Data?
         ) {
-            finish(.closeFrameReceived(code: closeCode.rawValue, reason: reason.map { Array($0) }))
+            // The raw value holds any code the frame had, private ones (4000-4999) included; 0 (`.invalid`) when
+            // URLSession could not give one, which the core leaves to the completion (URLSessionEndRace).
+            core.report(.closeFrameReceived(code: closeCode.rawValue, reason: reason.map { Array($0) }))
         }
 
         func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: Error?) {
-            finish(.completed(end(of: task, error: error)))
+            core.report(.completed(end(of: task, error: error)))
         }
 
         #if canImport(Security)
@@ -285,7 +292,7 @@
                     !trust.isDefault, let serverTrust = challenge.protectionSpace.serverTrust
                 else { return completionHandler(.performDefaultHandling, nil) }
                 if let refusal = evaluate(serverTrust) {
-                    state.withLock { $0.refusedTrust = refusal }
+                    core.refuseTrust(refusal)
                     completionHandler(.cancelAuthenticationChallenge, nil)
                 } else {
                     completionHandler(.useCredential, URLCredential(trust: serverTrust))
@@ -313,13 +320,18 @@
             /// The DER certificates of an evaluated trust, the server's own first.
             private static func chain(of serverTrust: SecTrust) -> [[UInt8]] {
                 let certificates: [SecCertificate]
-                if #available(iOS 15, macOS 12, tvOS 15, watchOS 8, *) {
+                #if os(visionOS)
+                    // visionOS has SecTrustCopyCertificateChain from 1.0, and deprecates the index functions there.
                     certificates = (SecTrustCopyCertificateChain(serverTrust) as? [SecCertificate]) ?? []
-                } else {
-                    certificates = (0..<SecTrustGetCertificateCount(serverTrust)).compactMap {
-                        SecTrustGetCertificateAtIndex(serverTrust, $0)
+                #else
+                    if #available(iOS 15, macOS 12, tvOS 15, watchOS 8, *) {
+                        certificates = (SecTrustCopyCertificateChain(serverTrust) as? [SecCertificate]) ?? []
+                    } else {
+                        certificates = (0..<SecTrustGetCertificateCount(serverTrust)).compactMap {
+                            SecTrustGetCertificateAtIndex(serverTrust, $0)
+                        }
                     }
-                }
+                #endif
                 return certificates.map { Array(SecCertificateCopyData($0) as Data) }
             }
         #endif
@@ -328,17 +340,17 @@
             task.receive { [self] result in
                 switch result {
                 case .success(.string(let text)):
-                    let handler = state.withLock { $0.handler }  // nil once the end is delivered
-                    handler?(.text(text))
-                    receiveNext(task)
+                    if core.deliver(.text(text)) { receiveNext(task) }  // not delivered: the end was
                 case .success:
-                    // Binary (or a future message kind): this protocol is text-only, as in SocketTransport.
-                    task.cancel(with: .unsupportedData, reason: nil)
-                    finish(.unsupportedMessageReceived)
+                    // Binary (or a future message kind): this protocol is text-only, as in SocketTransport. The
+                    // core cancels the task with 1003.
+                    core.report(.unsupportedMessageReceived)
                 case .failure(let error):
-                    // Settles the end only if the task already has its close code: on a server close this can
-                    // come before didCloseWith (see URLSessionEndRace), which then reports the close.
-                    finish(.receiveFailed(end(of: task, error: error)))
+                    // Settles the end only if the task already has its close code, or the message was too big:
+                    // on a server close this can come before didCloseWith (see URLSessionEndRace), which then
+                    // reports the close; if nothing does within URLSessionEndRace.endGrace, the core cancels the
+                    // task and reports this error.
+                    core.report(.receiveFailed(end(of: task, error: error)))
                 }
             }
         }
@@ -351,8 +363,7 @@
         /// response arrived at all (the connection or TLS failed), and then the error alone is classified.
         private func end(of task: URLSessionTask, error: Error?) -> URLSessionTaskEnd {
             var end = URLSessionTaskEnd(
-                httpStatus: (task.response as? HTTPURLResponse)?.statusCode,
-                refusedTrust: state.withLock { $0.refusedTrust })
+                httpStatus: (task.response as? HTTPURLResponse)?.statusCode, refusedTrust: core.refusedTrust)
             if let webSocketTask = task as? URLSessionWebSocketTask {
                 end.closeCode = webSocketTask.closeCode.rawValue
                 end.closeReason = webSocketTask.closeReason.map { Array($0) }
@@ -362,19 +373,6 @@
                 end.errorCode = error.code
             }
             return end
-        }
-
-        /// Hands `report` to the race; when it settles the end, delivers `.closed` (once), then releases the
-        /// handler and the session (which holds us).
-        private func finish(_ report: URLSessionEndRace.Report) {
-            let delivery = state.withLock { state -> (WebSocketCloseInfo, @Sendable (WebSocketEvent) -> Void)? in
-                guard let info = state.end.settle(report), let handler = state.handler else { return nil }
-                state.handler = nil
-                return (info, handler)
-            }
-            guard let (info, handler) = delivery else { return }
-            handler(.closed(info))
-            session?.invalidateAndCancel()
         }
     }
     /// Its connections deliver outside their lock and take `send` and `close` from any thread.
