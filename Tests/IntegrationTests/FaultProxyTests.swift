@@ -63,7 +63,8 @@ extension IntegrationTests {
             _ = try await echo(subscription)
             try await HTTP.post(control + "/handover")
             let start = monotonicNow()
-            path.value = NetworkPath(status: .satisfied, interfaces: [NetworkInterface(name: "pdp_ip0", kind: .cellular)])
+            path.value = NetworkPath(
+                status: .satisfied, interfaces: [NetworkInterface(name: "pdp_ip0", kind: .cellular)])
             try await waitFor(subscription.state, 8, "confirmed on a new connection") {
                 $0 == .subscribed(confirmations: 2)
             }

@@ -39,13 +39,15 @@
 
             try proxy.post("handover")
             let start = DispatchTime.now().uptimeNanoseconds
-            path.value = NetworkPath(status: .satisfied, interfaces: [NetworkInterface(name: "pdp_ip0", kind: .cellular)])
+            path.value = NetworkPath(
+                status: .satisfied, interfaces: [NetworkInterface(name: "pdp_ip0", kind: .cellular)])
             #expect(await room.state.first(within: 8) { $0 == .subscribed(confirmations: 2) } != nil)
             var messages = room.messages.makeAsyncIterator()
             #expect(room.perform("echo", ["n": 1]))
             let echoed = await messages.next()
             let seconds = Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
-            print("handover: messages flow again \(String(format: "%.2f", seconds)) s after the change (AnyCable probe)")
+            print(
+                "handover: messages flow again \(String(format: "%.2f", seconds)) s after the change (AnyCable probe)")
             #expect(echoed?["n"] == 1)
             #expect(client.lastDisconnect.value?.kind == .checkFailed)
             #expect(seconds < 2, "messages flowed again after \(seconds) s")
