@@ -240,13 +240,49 @@ func historySinceExample(client: ActionCableClient, lastSeen: Date) throws -> Ch
 func platformGateExample(url: URL) throws -> (ActionCableClient, MutableStateValue<Bool>) {
     // snippet:start platform-gate
     let loggedIn = MutableStateValue(false)
-    let canConnect = combineLatest(loggedIn, CablePlatform.networkAvailable, CablePlatform.appInForeground)
-        .map { $0 && $1 && $2 }
+    let canConnect = combineLatest(loggedIn, CablePlatform.appInForeground).map { $0 && $1 }
 
-    let client = try ActionCableClient(url: url, canConnect: canConnect)
-    client.connect()  // connects once logged in, online and in the foreground; disconnects when any turns false
+    let client = try ActionCableClient(url: url, canConnect: canConnect)  // follows CablePlatform.networkPath too
+    client.connect()  // connects once logged in and in the foreground; disconnects when either turns false
     // snippet:end
     return (client, loggedIn)
+}
+
+/// A client that keeps its connection in the background, checked when the app comes back; so marked as above.
+@available(iOSApplicationExtension, unavailable)
+@available(tvOSApplicationExtension, unavailable)
+@available(visionOSApplicationExtension, unavailable)
+@available(macCatalystApplicationExtension, unavailable)
+func foregroundCheckExample(url: URL, loggedIn: MutableStateValue<Bool>) throws -> ActionCableClient {
+    // snippet:start foreground-check
+    // A call or audio app keeps its connection in the background; it is checked when the app comes back.
+    let client = try ActionCableClient(url: url, canConnect: loggedIn, foreground: CablePlatform.appInForeground)
+    // snippet:end
+    return client
+}
+
+/// A Linux service that tells the client what its network manager sees.
+func networkServiceExample(url: URL) throws -> ActionCableClient {
+    // snippet:start network-service
+    let path = MutableStateValue<NetworkPath?>(nil)  // nil: no answer yet, counted as usable
+    let service = try ActionCableClient(url: url, network: path.readOnly)
+    service.connect()
+    // From the network manager's callbacks:
+    path.value = NetworkPath(status: .satisfied, interfaces: [NetworkInterface(name: "eth0", kind: .wiredEthernet)])
+    path.value = NetworkPath(status: .satisfied, interfaces: [NetworkInterface(name: "wlan0", kind: .wifi)])  // checked
+    service.networkChanged()  // or just: something changed (a new route, a resumed VM); check now
+    // snippet:end
+    return service
+}
+
+/// AnyCable's token as a subprotocol, out of URLs and logs.
+func anyCableTokenExample(url: URL, token: @escaping @Sendable () async -> String) throws -> ActionCableClient {
+    // snippet:start auth-anycable-token
+    let client = try ActionCableClient(url: url) { request in
+        request.anyCableToken = await token()  // Sec-WebSocket-Protocol: anycable-token.<token>, actioncable-v1-json…
+    }
+    // snippet:end
+    return client
 }
 
 /// A network input that refuses Low Data Mode and cellular; with the foreground input, so marked as above.
