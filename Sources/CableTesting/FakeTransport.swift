@@ -20,9 +20,19 @@ import Signals
 public final class FakeTransport: WebSocketTransport, NativeTransport {
     private let connectionList = Locked<[Connection]>([])
     private let count = MutableStateValue(0)
+    /// Whether its connections answer WebSocket pings (``Connection/pings``, ``Connection/pong()``).
+    private let answersPings: Bool
 
-    /// A transport with no connections yet.
-    public init() {}
+    /// A transport with no connections yet. With `pings`, its connections take WebSocket pings, as
+    /// `SocketTransport`'s and `URLSessionTransport`'s do, and the client's checks probe with them: count them
+    /// with ``Connection/pings`` and answer with ``Connection/pong()``. Without (the default), the client knows
+    /// no way to ping it, as with a transport of the app's own.
+    public init(pings: Bool = false) {
+        answersPings = pings
+    }
+
+    /// Whether the client may ping its connections.
+    package var pings: Bool { answersPings }
 
     /// Every connection the client has asked for, oldest first.
     public var connections: [Connection] { connectionList.withLock { $0 } }
@@ -63,10 +73,11 @@ public final class FakeTransport: WebSocketTransport, NativeTransport {
     }
 
     /// One fake connection.
-    public final class Connection: WebSocketConnection {
+    public final class Connection: PingingConnection {
         private struct State: Sendable {
             var phase = Phase.connecting
             var sent: [String] = []
+            var pings = 0
             var closeCode: WebSocketCloseCode?
         }
 
@@ -104,6 +115,23 @@ public final class FakeTransport: WebSocketTransport, NativeTransport {
 
         /// Every text frame the client sent, in order.
         public var sent: [String] { state.withLock { $0.sent } }
+        /// How many WebSocket pings the client sent (its checks' probes, when the transport was made with `pings`).
+        public var pings: Int { state.withLock { $0.pings } }
+
+        /// Counts a ping while the connection is open.
+        package func sendPing() -> Bool {
+            state.withLock { state in
+                guard state.phase == .open else { return false }
+                state.pings += 1
+                return true
+            }
+        }
+
+        /// Delivers the server's pong to a ping, as a real transport reports it.
+        public func pong() {
+            guard let receiver else { return }
+            delivery.withLock { _ in receiver.pong() }
+        }
         /// Whether the connection is open (opened and not closed).
         public var isOpen: Bool { state.withLock { $0.phase == .open } }
         /// The code the client closed with, if it closed.

@@ -47,7 +47,8 @@
             let echoed = await messages.next()
             let seconds = Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
             print(
-                "handover: messages flow again \(String(format: "%.2f", seconds)) s after the change (AnyCable probe)")
+                "handover: messages flow again \(String(format: "%.2f", seconds)) s after the change (LocalCableServer as AnyCable)"
+            )
             #expect(echoed?["n"] == 1)
             #expect(client.lastDisconnect.value?.kind == .checkFailed)
             #expect(seconds < 2, "messages flowed again after \(seconds) s")

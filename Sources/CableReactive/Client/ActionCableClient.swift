@@ -34,10 +34,11 @@ import Signals
 ///   attempt starts; a live connection rides out up to 2 s of no route (paths flap in handovers), and is then
 ///   closed until the route is back, when the client connects at once. A path change that may have broken the
 ///   live connection (an interface gone, a VPN up, a return from no route), a return to the foreground
-///   (`foreground`), a wake from sleep and ``networkChanged()`` each make the client check it: AnyCable is sent
-///   a `{"command":"ping"}` and has 1.5 s to answer; with Rails, the connection has until its next ping is a
-///   second overdue. One that fails is replaced at once, at attempt 0 (``CableDisconnect/Kind/checkFailed``);
-///   one that answers is kept.
+///   (`foreground`), a wake from sleep and ``networkChanged()`` each make the client check it: it sends a
+///   WebSocket ping (every server must answer one), and to AnyCable also `{"command":"ping"}`, and the
+///   connection has 1.5 s to send anything. (Over a transport of the app's own, which cannot ping, Rails has until
+///   its next ping is a second overdue.) One that fails is replaced at once, at attempt 0
+///   (``CableDisconnect/Kind/checkFailed``); one that answers is kept.
 ///
 /// Threading: every method is thread-safe, and operations apply in call order. ``state`` and each
 /// subscription's state change on the callback queue; hooks run in their own tasks; nothing you provide

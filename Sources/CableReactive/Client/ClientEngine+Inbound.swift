@@ -36,7 +36,8 @@ extension ClientEngine {
                 }
             },
             batchEnded: { batch.flush() },
-            routed: { [log] route in log.emit(.route(route)) }
+            routed: { [log] route in log.emit(.route(route)) },
+            pong: { [weak self] in self?.noteFrames(id: id) }  // a check's probe answered
         )
         let protocols = request.offeredSubprotocols(options.wireProtocol.offer)  // AnyCable's token first
         return transport.connect(request: request, protocols: protocols, receiver: receiver) {

@@ -119,6 +119,7 @@ final class ClientEngine: SubscriptionOwner, DeliveryTurns {
                     session: sessionValue),
                 hasRequestHook: onRequest != nil,
                 hasUnauthorizedHook: onUnauthorized != nil,
+                transportPings: self.transport.pings,
                 machine: ConnectionMachine(config: config),
                 subscriptions: SubscriptionTable(
                     retryDelays: options.subscribeRetryDelays, unsubscribeDelay: options.unsubscribeDelay,
@@ -228,6 +229,8 @@ final class ClientEngine: SubscriptionOwner, DeliveryTurns {
                 return open
             }
             open?.close(code: .normalClosure, reason: "")
+        case .ping(let attempt):
+            _ = (resources.withLock { $0.connection(for: attempt) } as? any PingingConnection)?.sendPing()
         case .armTimer(let kind, let id, let delay):
             let work = scheduler.schedule(after: delay) { [weak self] in
                 self?.handle(.machine(.timerFired(kind, id: id)))

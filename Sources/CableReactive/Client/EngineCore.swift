@@ -24,6 +24,9 @@ struct EngineCore: Sendable {
     let outputs: Outputs
     let hasRequestHook: Bool
     let hasUnauthorizedHook: Bool
+    /// Whether the transport's connections answer WebSocket pings (``NativeTransport/pings``): a check's trusted
+    /// probe.
+    let transportPings: Bool
     var machine: ConnectionMachine
     var subscriptions: SubscriptionTable
     var random: InjectedRandom
@@ -35,6 +38,8 @@ struct EngineCore: Sendable {
     var path: NetworkPath?
     /// The foreground input's last value.
     var inForeground: Bool?
+    /// Whether the live session's welcome had a `sid` (AnyCable): its checks also send `{"command":"ping"}`.
+    var commandProbes = false
     var closed = false
     /// The effects decided and not yet taken by a drainer, in decision order.
     var outbox: [EngineEffect] = []
@@ -98,8 +103,9 @@ struct EngineCore: Sendable {
         case .cancelTimer(let kind):
             outbox.append(.cancelTimer(kind))
             if kind == .watchdog { outbox.append(.cancelHook) }
-        case .probe:
-            sendOnLiveSession(CableProtocol.ping)
+        case .probe(let id):
+            if transportPings { outbox.append(.ping(attempt: id)) }
+            if commandProbes { sendOnLiveSession(CableProtocol.ping) }
         case .callUnauthorized(let id):
             restore.handle(.credentialsRefresh)
             if hasUnauthorizedHook {
@@ -206,8 +212,11 @@ struct EngineCore: Sendable {
         case .welcome(let sessionID, let restored):
             guard machine.transportID == id else { return nil }
             restore.handle(.welcome(id: id, sessionID: sessionID, restored: restored))
-            // A `sid` is AnyCable's (Rails sends none): its checks may probe (`.pong` above).
-            decide(.machine(.welcome(id: id, probes: sessionID != nil)), now: now)
+            // A WebSocket ping is answered by every server; AnyCable (a `sid`: Rails sends none) also answers a
+            // `{"command":"ping"}`, once it has shown it does (`.pong` above).
+            commandProbes = sessionID != nil
+            let probes: ConnectionMachine.Probe = transportPings ? .trusted : commandProbes ? .unproven : .none
+            decide(.machine(.welcome(id: id, probes: probes)), now: now)
         case .disconnect(let reason, let reconnect):
             // A server disconnect ends the session: the next attempt starts a fresh one.
             restore.handle(.serverDisconnect)

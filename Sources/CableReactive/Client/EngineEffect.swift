@@ -19,6 +19,8 @@ enum EngineEffect: Sendable {
     case send(String, attempt: UInt64)
     /// Close attempt `attempt`'s connection, if it is open.
     case closeTransport(attempt: UInt64)
+    /// Send a WebSocket ping on attempt `attempt`'s connection, if it is still the open one (a check's probe).
+    case ping(attempt: UInt64)
     /// Arm the machine's timer `kind` for attempt `id` (replacing the armed one of that kind).
     case armTimer(ConnectionMachine.TimerKind, id: UInt64, after: TimeInterval)
     case cancelTimer(ConnectionMachine.TimerKind)

@@ -16,10 +16,10 @@
 /// Checks: when something may have killed a live connection without a word (the network path changed, the app
 /// came back to the foreground, the process slept), ``Event/check(_:)`` asks for proof of life. The connection has
 /// until its next server ping is overdue (the last frame, plus the measured ping interval, plus
-/// ``Config/pingGrace``). A server that may answer a probe (AnyCable answers `{"command":"ping"}` with
-/// `{"type":"pong"}` on either protocol; its welcome has a `sid`) is also probed, and once it has answered one
-/// (``Event/probeAnswered(id:)``), its checks give it only ``Config/probeTimeout``. A connection that sends nothing by then is replaced at once, at attempt 0, with no
-/// backoff; one that does is kept.
+/// ``Config/pingGrace``). A session that can be probed (``Probe``) is sent a probe too: a WebSocket ping, which
+/// every server must answer, is trusted at once; AnyCable's `{"command":"ping"}` (its welcome has a `sid`) once it
+/// has been answered (``Event/probeAnswered(id:)``). A trusted probe leaves ``Config/probeTimeout``. A
+/// connection that sends nothing by then is replaced at once, at attempt 0, with no backoff; one that does is kept.
 ///
 /// The network: while the path has no route (``Event/network(usable:mayHaveBroken:)``) no new attempt starts, and
 /// a live connection is kept for ``Config/networkLossGrace`` (paths flap during handovers); if the route is back
@@ -43,6 +43,16 @@ struct ConnectionMachine: Sendable {
         /// A live session's watchdog running this much later than it was due means the process did not run
         /// meanwhile (the device slept, the app was suspended): the connection is checked.
         var wakeThreshold: TimeInterval = 2
+    }
+
+    /// How a session's checks may probe it.
+    enum Probe: Sendable, Equatable {
+        /// Nothing answers (Rails over a transport that cannot ping): the ping rule alone decides.
+        case none
+        /// A probe may be answered (AnyCable's `{"command":"pong"}`): sent, and trusted once answered.
+        case unproven
+        /// A probe is always answered (a WebSocket ping: RFC 6455 §5.5.2): its timeout decides from the start.
+        case trusted
     }
 
     /// What made the client check its connection.
@@ -100,9 +110,8 @@ struct ConnectionMachine: Sendable {
         case requestFailed(id: UInt64)
         case transportClosed(
             id: UInt64, unauthorized: Bool, info: WebSocketCloseInfo = .failed(WebSocketError(.abnormalClosure)))
-        /// The welcome of attempt `id`; `probes`: the server may answer a probe (the welcome carries AnyCable's
-        /// `sid`), so checks send one, and trust its timeout once it has been answered.
-        case welcome(id: UInt64, probes: Bool = false)
+        /// The welcome of attempt `id`, and how its checks may probe it.
+        case welcome(id: UInt64, probes: Probe = .none)
         case serverDisconnect(id: UInt64, reason: String?, reconnect: Bool?)
         /// The handshake of attempt `id` chose `actioncable-unsupported`: the server knows none of our protocols.
         case unsupportedProtocol(id: UInt64)
@@ -128,7 +137,7 @@ struct ConnectionMachine: Sendable {
         case cancelTimer(TimerKind)
         /// Call `onUnauthorized`, then report `unauthorizedAnswered`.
         case callUnauthorized(id: UInt64)
-        /// Send a probe (`{"command":"ping"}`) on session `id`.
+        /// Send a probe on session `id` (a WebSocket ping, AnyCable's `{"command":"ping"}`, or both).
         case probe(id: UInt64)
         /// The session of attempt `id` was welcomed: subscriptions go out on it.
         case sessionStarted(id: UInt64)
@@ -158,8 +167,8 @@ struct ConnectionMachine: Sendable {
     private var pingInterval: TimeInterval
     /// When the live session's watchdog is due: one that runs much later found the process asleep.
     private var watchdogDue: TimeInterval = 0
-    /// Whether the live session may answer a probe (AnyCable), and whether it has.
-    private var mayProbe = false
+    /// How the live session may be probed, and whether a probe's timeout can be trusted (it has answered one).
+    private var probe = Probe.none
     private var answersProbes = false
     /// The check in progress on the live session: the ``frameNotes`` when it started.
     private var check: UInt64?
@@ -257,7 +266,7 @@ struct ConnectionMachine: Sendable {
                 }
             }
             transportClosed(id: id, unauthorized: unauthorized, info: info, now: now, random: &random)
-        case .welcome(let id, let probes): welcome(id: id, probes: probes, now: now)
+        case .welcome(let id, let probe): welcome(id: id, probe: probe, now: now)
         case .serverDisconnect(let id, let reason, let reconnect):
             serverDisconnect(id: id, reason: reason, reconnect: reconnect, now: now, random: &random)
         case .unsupportedProtocol(let id):
@@ -367,14 +376,14 @@ struct ConnectionMachine: Sendable {
         actions.append(.prepareRequest(id: id))
     }
 
-    private mutating func welcome(id: UInt64, probes: Bool, now: TimeInterval) {
+    private mutating func welcome(id: UInt64, probe: Probe, now: TimeInterval) {
         guard case .opening(id) = phase else { return }
         phase = .connected(id: id, since: now)
         lastFrameAt = now
         lastPingAt = nil
         pingInterval = config.pingInterval
-        answersProbes = false
-        mayProbe = probes
+        self.probe = probe
+        answersProbes = probe == .trusted
         armWatchdog(id: id, after: config.staleTimeout, now: now)
         publish(.connected)
         emit(.info, "connected", [.attempt(attempt)])
@@ -502,7 +511,7 @@ struct ConnectionMachine: Sendable {
         var deadline = overdue
         // Until the server has answered a probe, its silence is no proof (an AnyCable without `ping`): the probe
         // goes out, and the ping rule decides.
-        if mayProbe || answersProbes { actions.append(.probe(id: id)) }
+        if probe != .none { actions.append(.probe(id: id)) }
         if answersProbes { deadline = min(deadline, now + config.probeTimeout) }
         actions.append(.schedule(.check, id: id, after: deadline - now))
     }

@@ -71,9 +71,13 @@ public struct NetworkPath: Sendable, Hashable, CustomStringConvertible {
 public struct NetworkInterface: Sendable, Hashable, CustomStringConvertible {
     /// `NWInterface.InterfaceType`.
     public enum Kind: Sendable, Hashable {
+        /// Wi-Fi (`en0` on an iPhone).
         case wifi
+        /// Cellular data (`pdp_ip0`).
         case cellular
+        /// Wired Ethernet, including USB and Thunderbolt adapters.
         case wiredEthernet
+        /// The loopback interface (`lo0`).
         case loopback
         /// Anything else, such as a VPN's tunnel (`utun0`) or a bridge.
         case other
@@ -84,6 +88,7 @@ public struct NetworkInterface: Sendable, Hashable, CustomStringConvertible {
     /// What kind of interface it is.
     public var kind: Kind
 
+    /// An interface named `name` of kind `kind`: `NetworkInterface(name: "eth0", kind: .wiredEthernet)`.
     public init(name: String, kind: Kind) {
         self.name = name
         self.kind = kind

@@ -23,6 +23,14 @@ package protocol NativeTransport: WebSocketTransport {
         receiver: TextReceiver,
         handler: @escaping @Sendable (WebSocketEvent) -> Void
     ) -> any WebSocketConnection
+
+    /// Whether its connections are ``PingingConnection``s, whose pongs reach the receiver: the client's checks
+    /// then probe with a WebSocket ping, which every server answers. Default `false`.
+    var pings: Bool { get }
+}
+
+extension NativeTransport {
+    package var pings: Bool { false }
 }
 
 /// Where a connection delivers text messages as UTF-8 bytes instead of `.text(String)` events: the path
@@ -51,16 +59,21 @@ package struct TextReceiver: Sendable {
     /// Called once per attempt, on the connection's thread, with how it reaches the server, before it connects
     /// (``ConnectionRoute``; `SocketTransport` only), so the client can log it. Default: nothing.
     package var routed: @Sendable (ConnectionRoute) -> Void
+    /// Called when the peer answers a ping of ours (``PingingConnection/sendPing()``) with a pong, on the
+    /// connection's thread, in wire order with the text. Default: nothing.
+    package var pong: @Sendable () -> Void
 
     /// A receiver with the callbacks.
     package init(
         text: @escaping @Sendable (UnsafeBufferPointer<UInt8>) -> Void,
         batchEnded: @escaping @Sendable () -> ReadDelivery,
-        routed: @escaping @Sendable (ConnectionRoute) -> Void = { _ in }
+        routed: @escaping @Sendable (ConnectionRoute) -> Void = { _ in },
+        pong: @escaping @Sendable () -> Void = {}
     ) {
         self.text = text
         self.batchEnded = batchEnded
         self.routed = routed
+        self.pong = pong
     }
 
     /// A receiver whose reads report nothing delivered (a consumer with no buffers of its own).
@@ -75,6 +88,14 @@ package struct TextReceiver: Sendable {
                 return ReadDelivery()
             })
     }
+}
+
+/// A connection that can ask its peer for a WebSocket pong: what the client's checks probe with, since every
+/// RFC 6455 endpoint must answer a ping (§5.5.2), Rails and AnyCable alike. `SocketTransport`'s and
+/// `URLSessionTransport`'s connections are; the pong goes to ``TextReceiver/pong``.
+package protocol PingingConnection: WebSocketConnection {
+    /// Sends a ping frame; `false` when the connection is not open (nothing sent).
+    func sendPing() -> Bool
 }
 
 /// How one connection attempt reaches its server, as ``TextReceiver/routed`` reports it: what the client logs as

@@ -6,7 +6,7 @@ import Signals
 
 /// A client wired to a fake transport, a manual scheduler and a callback queue the test can flush.
 final class ClientHarness: Sendable {
-    let fake = FakeTransport()
+    let fake: FakeTransport
     let scheduler = ManualScheduler()
     let client: ActionCableClient
     let options: CableOptions
@@ -18,12 +18,14 @@ final class ClientHarness: Sendable {
         gate: AnySignal<Bool> = .just(true),
         network: StateValue<NetworkPath?> = MutableStateValue(nil).readOnly,
         foreground: StateValue<Bool>? = nil,
+        pings: Bool = false,
         seed: UInt64 = 1,
         logger: CableLogger? = nil,
         onRequest: (@Sendable (inout CableRequest) async throws -> Void)? = nil,
         onUnauthorized: (@Sendable () async throws -> Bool)? = nil
     ) throws {
         self.options = options
+        fake = FakeTransport(pings: pings)
         client = try ActionCableClient(
             url: Self.url, options: options, canConnect: gate, network: network, foreground: foreground,
             transport: fake, scheduler: scheduler,

@@ -136,6 +136,30 @@ struct HandoverTests {
         #expect(h.client.lastDisconnect.value?.kind == .checkFailed)
     }
 
+    @Test(
+        "over a transport that pings (ours), any server is probed with a WebSocket ping, trusted at once: a pong keeps the socket, silence replaces it after 1.5 s"
+    )
+    func webSocketPingProbe() throws {
+        let h = try ClientHarness(network: path.readOnly, pings: true)
+        h.client.connect()
+        let connection = try #require(h.fake.last)
+        connection.open()
+        connection.receive(#"{"type":"welcome"}"#)  // Rails: no sid
+        path.value = Self.onCellular
+        #expect(connection.pings == 1)
+        #expect(!connection.sent.contains(#"{"command":"ping"}"#))
+        connection.pong()
+        h.scheduler.advance(by: 1.5)
+        #expect(h.fake.connections.count == 1)
+        path.value = Self.onWiFi
+        #expect(connection.pings == 2)
+        h.scheduler.advance(by: 1.49)
+        #expect(h.fake.connections.count == 1)
+        h.scheduler.advance(by: 0.01)
+        #expect(h.fake.connections.count == 2)
+        #expect(h.client.lastDisconnect.value?.kind == .checkFailed)
+    }
+
     @Test("a Rails session is never sent a ping command")
     func railsIsNotProbed() throws {
         let (_, connection) = try confirmed()

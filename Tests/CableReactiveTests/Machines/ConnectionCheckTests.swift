@@ -86,7 +86,7 @@ struct ConnectionCheckTests {
         var h = MachineHarness()
         h.start()
         guard case .opening(let id) = h.phase else { return recordFailure("not opening") }
-        h.send(.welcome(id: id, probes: true))
+        h.send(.welcome(id: id, probes: .unproven))
         let first = h.send(.check(.network))
         #expect(first.contains(.probe(id: id)))
         #expect(MachineHarness.delays(first, .check) == [4])  // not answered yet: the ping rule decides

@@ -53,6 +53,25 @@
             return (texts, sent, session.outcome)
         }
 
+        @Test("ping() writes a masked ping frame with no payload; a pong from the peer is taken once")
+        func pingAndPong() {
+            var session = WebSocketSession(
+                maxFrameSize: 150, maxMessageSize: 600, random: FixedGenerator(value: 0x0102_0304))
+            var output: [UInt8] = []
+            session.ping(output: &output)
+            #expect(output.count == 6)  // FIN|ping, MASK|0, four mask bytes
+            #expect(output.prefix(2) == [0x89, 0x80])
+            let early = session.takePong()
+            #expect(!early)
+            var input = ArraySlice(Self.frame(0x8A, []) + Self.frame(0x81, Array("hi".utf8)))
+            var texts: [String] = []
+            session.receive(&input, output: &output) { texts.append($0) }
+            #expect(texts == ["hi"])
+            let first = session.takePong()
+            let second = session.takePong()
+            #expect(first && !second)
+        }
+
         @Test("agrees with the frame parser on random streams", arguments: 0..<200)
         func agrees(seed: Int) {
             var random = SeededRandom(seed: UInt64(seed))

@@ -42,6 +42,7 @@
                 while session.outcome == nil {
                     let commands = connection.takeCommands(unsentBytes: stream.pendingOutput)
                     for message in commands.messages { session.send(text: message, output: &output) }
+                    if commands.ping { session.ping(output: &output) }
                     if let close = commands.close, closeDeadline == nil {
                         session.close(code: close.code, reason: close.reason, output: &output)
                         closeDeadline = Deadline.after(seconds: options.closeTimeout)
@@ -87,6 +88,7 @@
                 return
             }
             session.receive(&input, output: &output) { (utf8: UnsafeBufferPointer<UInt8>) in receiver.text(utf8) }
+            if session.takePong() { receiver.pong() }
             if receiver.batchEnded().shouldYield(since: &handedSinceYield) { sched_yield() }
         }
 

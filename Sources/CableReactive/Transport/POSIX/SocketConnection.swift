@@ -11,7 +11,7 @@
     ///
     /// Every member is safe from any thread: all mutable state sits in one `Locked` value, and the
     /// lock is never held while user code or blocking I/O runs.
-    final class SocketConnection: WebSocketConnection {
+    final class SocketConnection: PingingConnection {
         /// Where the connection is, as far as senders are concerned.
         enum Phase {
             case connecting
@@ -23,6 +23,8 @@
         struct Commands {
             var messages: [[UInt8]] = []
             var close: (code: WebSocketCloseCode, reason: String)?
+            /// A ping frame is wanted (after the messages).
+            var ping = false
         }
 
         struct Shared {
@@ -34,6 +36,8 @@
             /// and TLS records under TLS), plus the text it has taken since.
             var unsentBytes = 0
             var closeRequest: (code: WebSocketCloseCode, reason: String)?
+            /// ``sendPing()`` was called since the I/O thread last took the commands.
+            var pingRequested = false
             /// The wake pipe; -1 once the I/O thread has closed it.
             var wakeRead: Int32 = -1
             var wakeWrite: Int32 = -1
@@ -75,6 +79,17 @@
                 else { return false }
                 state.messages.append(bytes)
                 state.pendingBytes += bytes.count
+                Self.wake(&state)
+                return true
+            }
+        }
+
+        /// Queues a ping frame unless the connection is not open or a close was requested; the peer's pong is
+        /// reported to the receiver. Pings asked for before the I/O thread takes them are sent as one.
+        func sendPing() -> Bool {
+            shared.withLock { state in
+                guard state.phase == .open, state.closeRequest == nil else { return false }
+                state.pingRequested = true
                 Self.wake(&state)
                 return true
             }
@@ -125,6 +140,8 @@
                 var commands = Commands()
                 commands.messages = state.messages
                 commands.close = state.closeRequest
+                commands.ping = state.pingRequested
+                state.pingRequested = false
                 state.messages = []
                 state.unsentBytes = unsentBytes + state.pendingBytes
                 state.pendingBytes = 0

@@ -227,6 +227,9 @@
             start(request: request, protocols: protocols, receiver: receiver, handler: handler)
         }
 
+        /// Its connections send pings (``PingingConnection``) and report the pongs to the receiver.
+        package var pings: Bool { true }
+
         private func start(
             request: CableRequest,
             protocols: [String],

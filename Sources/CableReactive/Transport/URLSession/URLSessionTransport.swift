@@ -101,6 +101,14 @@
             protocols: [String],
             handler: @escaping @Sendable (WebSocketEvent) -> Void
         ) -> any WebSocketConnection {
+            connect(request: request, protocols: protocols, pong: {}, handler: handler)
+        }
+
+        /// The connection, whose pongs (answers to ``PingingConnection/sendPing()``) go to `pong`.
+        private func connect(
+            request: CableRequest, protocols: [String], pong: @escaping @Sendable () -> Void,
+            handler: @escaping @Sendable (WebSocketEvent) -> Void
+        ) -> URLSessionConnection {
             var request = URLRequest(request)
             request.timeoutInterval = ConfigurationTemplate.noTimeout
             if !protocols.isEmpty {
@@ -108,7 +116,7 @@
             }
             let connection = URLSessionConnection(
                 offering: protocols, maxPendingSendBytes: maxPendingSendBytes, maximumMessageSize: maximumMessageSize,
-                trust: TrustOptions(caFile: tlsCAFilePath, pins: tlsPins), handler: handler)
+                trust: TrustOptions(caFile: tlsCAFilePath, pins: tlsPins), pong: pong, handler: handler)
             connection.start(
                 request: request, configuration: configuration.make(), maximumMessageSize: maximumMessageSize)
             return connection
@@ -158,7 +166,7 @@
     /// which holds the state and makes every decision.
     ///
     /// `@unchecked Sendable`: the mutable state is in `core` (a lock), and the session and task in `handles`.
-    final class URLSessionConnection: NSObject, WebSocketConnection, URLSessionWebSocketDelegate, @unchecked Sendable {
+    final class URLSessionConnection: NSObject, PingingConnection, URLSessionWebSocketDelegate, @unchecked Sendable {
         /// The clock of the cores' end deadlines.
         private static let scheduler = DispatchScheduler()
 
@@ -177,13 +185,16 @@
         private let queue: OperationQueue
         private let handles: Handles
         private let core: URLSessionConnectionCore
+        /// Where the answers to ``sendPing()`` go.
+        private let pong: @Sendable () -> Void
         private var task: URLSessionWebSocketTask? { handles.task }
 
         init(
             offering protocols: [String], maxPendingSendBytes: Int, maximumMessageSize: Int, trust: TrustOptions,
-            handler: @escaping @Sendable (WebSocketEvent) -> Void
+            pong: @escaping @Sendable () -> Void, handler: @escaping @Sendable (WebSocketEvent) -> Void
         ) {
             offeredProtocols = protocols
+            self.pong = pong
             self.trust = trust
             let queue = OperationQueue()
             queue.maxConcurrentOperationCount = 1
@@ -213,6 +224,17 @@
             let count = text.utf8.count
             guard let task, core.admitSend(byteCount: count) else { return false }
             task.send(.string(text)) { [core] _ in core.sendCompleted(byteCount: count) }
+            return true
+        }
+
+        /// `URLSessionWebSocketTask.sendPing(pongReceiveHandler:)` (iOS 13); a pong is reported on the delegate
+        /// queue, where the connection's events are delivered. Before the task exists nothing is sent.
+        func sendPing() -> Bool {
+            guard let task else { return false }
+            task.sendPing { [queue, pong] error in
+                guard error == nil else { return }  // no pong: the check that asked for it decides
+                queue.addOperation { pong() }
+            }
             return true
         }
 
@@ -381,7 +403,10 @@
             request: CableRequest, protocols: [String], receiver: TextReceiver,
             handler: @escaping @Sendable (WebSocketEvent) -> Void
         ) -> any WebSocketConnection {
-            connect(request: request, protocols: protocols, handler: receiver.adapting(handler))
+            connect(request: request, protocols: protocols, pong: receiver.pong, handler: receiver.adapting(handler))
         }
+
+        /// Its connections answer ``PingingConnection/sendPing()`` (`URLSessionWebSocketTask.sendPing`).
+        package var pings: Bool { true }
     }
 #endif

@@ -28,6 +28,8 @@
         /// peer is not taking what we send, so a peer that pings but does not read cannot grow our outbound
         /// queue, and reading never has to stop. ``releaseHeldPong(into:)`` writes the kept pong.
         package var holdsPongs = false
+        /// A pong arrived since ``takePong()`` was last called.
+        private var pongReceived = false
 
         /// - Parameters:
         ///   - maxFrameSize: the largest frame payload accepted (larger: close 1009).
@@ -101,7 +103,7 @@
                             encode(.pong, Array(payload), into: &output)
                         }
                     case .pong:
-                        continue
+                        pongReceived = true
                     case .close(let peer):
                         closeReceived(peer, output: &output)
                     }
@@ -109,6 +111,19 @@
                     fail(error, output: &output)
                 }
             }
+        }
+
+        /// Appends a ping frame (no payload) to `output`, to ask the peer for a pong (RFC 6455 §5.5.2: it must
+        /// answer). Does nothing unless open.
+        package mutating func ping(output: inout [UInt8]) {
+            guard isOpen else { return }
+            encode(.ping, [], into: &output)
+        }
+
+        /// Whether a pong arrived since the last call.
+        package mutating func takePong() -> Bool {
+            defer { pongReceived = false }
+            return pongReceived
         }
 
         /// Writes the pong kept while ``holdsPongs`` was set, if any, unless a close frame was sent or received.
