@@ -53,16 +53,6 @@ struct AnyCableFeaturesServerTests {
     }
 
     /// Every presence event a handle sees.
-    /// Polls until `condition` holds or `timeout` passes (bounded; no fixed wait).
-    static func eventually(timeout: Double = 5, _ condition: () -> Bool) async -> Bool {
-        let deadline = Date(timeIntervalSinceNow: timeout)
-        while !condition() {
-            if Date() > deadline { return false }
-            try? await Task.sleep(nanoseconds: 10_000_000)
-        }
-        return true
-    }
-
     final class Events: Sendable {
         let seen = Locked<[PresenceEvent]>([])
         let token: SignalObservation
@@ -161,7 +151,7 @@ struct AnyCableFeaturesServerTests {
         // bob lingers for the TTL, then leaves
         #expect(await roomA.presence.members.first(within: 5) { Self.ids($0) == ["ada"] } != nil)
         // The events arrive on their own observer: the members state may be there first.
-        let left = await Self.eventually { events.all.last == .left(id: "bob") }
+        let left = await eventually { events.all.last == .left(id: "bob") }
         #expect(left, "events: \(events.all)")
         let answer = try await roomA.presence.info()
         #expect(Set(answer.keys) == ["ada"])

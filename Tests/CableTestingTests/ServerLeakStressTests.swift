@@ -50,15 +50,6 @@ import Testing
             return result
         }
 
-        /// Polls until `condition` holds or `timeout` passes (bounded; no fixed wait).
-        static func eventually(timeout: Double = 10, _ condition: () -> Bool) async -> Bool {
-            let deadline = Date(timeIntervalSinceNow: timeout)
-            while !condition() {
-                if Date() > deadline { return false }
-                try? await Task.sleep(nanoseconds: 10_000_000)
-            }
-            return true
-        }
     }
 
     @Suite("LocalCableServer: stop and leaks (stress: 30 servers, every connection state)", .serialized)
@@ -86,7 +77,7 @@ import Testing
             // The count is published by the server thread after it handles each event: wait for it (a client
             // can read its welcome before the loop has published the upgrade that preceded it).
             #expect(await server?.connectionCount.first(within: 5) { $0 == 3 } != nil)
-            #expect(await ProcessResources.eventually { ProcessResources.threadNames().contains("LCServer:\(port)") })
+            #expect(await eventually(timeout: 10) { ProcessResources.threadNames().contains("LCServer:\(port)") })
             #expect(!ProcessResources.inodes(localPort: port).isDisjoint(with: ProcessResources.socketInodes()))
             if n.isMultiple(of: 2) {
                 server?.stop()
@@ -95,7 +86,7 @@ import Testing
             server = nil  // deinit stops (again, for the even rounds)
             // stop returns after every socket is closed: none of the server's sockets is open any more.
             #expect(ProcessResources.inodes(localPort: port).isDisjoint(with: ProcessResources.socketInodes()))
-            #expect(await ProcessResources.eventually { !ProcessResources.threadNames().contains("LCServer:\(port)") })
+            #expect(await eventually(timeout: 10) { !ProcessResources.threadNames().contains("LCServer:\(port)") })
             for socket in [upgraded, halfway, stalled, closing] { #expect(await socket.waitForClose().ended) }
         }
 
@@ -108,7 +99,7 @@ import Testing
             // Other suites run in parallel and hold descriptors and threads of their own, so allow a little noise;
             // a leak here would be at least 30 (every server has a thread, a listener and a wake pipe).
             var after = (fds: 0, threads: 0)
-            _ = await ProcessResources.eventually {
+            _ = await eventually(timeout: 10) {
                 after = (ProcessResources.count("fd"), ProcessResources.count("task"))
                 return after.fds <= fds && after.threads <= threads
             }

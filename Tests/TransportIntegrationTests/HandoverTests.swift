@@ -74,16 +74,11 @@
             process.standardOutput = stdout
             try process.run()
             self.process = process
-            var line: [UInt8] = []
-            let handle = stdout.fileHandleForReading
-            while line.last != 10 {
-                guard let byte = try handle.read(upToCount: 1), !byte.isEmpty else { break }
-                line.append(contentsOf: byte)
-            }
-            let ports = try? JSONValue(parsing: String(decoding: line, as: UTF8.self))
+            let line = try PeerProcess.firstLine(of: stdout)
+            let ports = try? JSONValue(parsing: line)
             guard let port = ports?["listen"]?.intValue, let control = ports?["control"]?.intValue else {
                 process.terminate()
-                throw PeerError("faultproxy did not report its ports: \(String(decoding: line, as: UTF8.self))")
+                throw PeerError("faultproxy did not report its ports: \(line)")
             }
             self.port = port
             self.control = control

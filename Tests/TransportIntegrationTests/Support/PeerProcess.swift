@@ -32,18 +32,23 @@
             self.process = process
             self.stdin = stdin
             // The first line is "PORT <n>"; a failing peer closes stdout instead.
-            var line: [UInt8] = []
-            let handle = stdout.fileHandleForReading
-            while line.last != 10 {
-                guard let byte = try handle.read(upToCount: 1), !byte.isEmpty else { break }
-                line.append(contentsOf: byte)
-            }
-            let text = String(decoding: line, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+            let text = try Self.firstLine(of: stdout).trimmingCharacters(in: .whitespacesAndNewlines)
             guard text.hasPrefix("PORT "), let port = Int(text.dropFirst(5)) else {
                 process.terminate()
                 throw PeerError("peer did not report a port: \(text)")
             }
             self.port = port
+        }
+
+        /// The first line a process writes to `pipe` (up to its newline), or what it wrote before closing it.
+        static func firstLine(of pipe: Pipe) throws -> String {
+            var line: [UInt8] = []
+            let handle = pipe.fileHandleForReading
+            while line.last != 10 {
+                guard let byte = try handle.read(upToCount: 1), !byte.isEmpty else { break }
+                line.append(contentsOf: byte)
+            }
+            return String(decoding: line, as: UTF8.self)
         }
 
         deinit {
