@@ -76,6 +76,18 @@ struct NetworkAvailabilityTests {
         #expect(network.available(NetworkUsability()) === network.available)
     }
 
+    @Test("the path view is nil until the monitor answers, then each answer, interfaces included")
+    func pathView() {
+        let source = FakePathSource()
+        let network = NetworkAvailability(source: source)
+        let seen = ValueRecorder(network.path)
+        let wifi = Path(status: .satisfied, interfaces: [NetworkInterface(name: "en0", kind: .wifi)])
+        source.report(wifi)
+        source.report(Self.offline)
+        #expect(seen.recorded == [nil, wifi, Self.offline])
+        #expect(source.starts == 1)
+    }
+
     @Test("a view made after the monitor answered starts from that answer")
     func lateView() {
         let source = FakePathSource()
