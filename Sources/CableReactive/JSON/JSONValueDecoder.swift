@@ -57,7 +57,7 @@ struct JSONValueDecoder: Sendable {
     }
 
     /// swift-foundation's `capitalized`: the first cased letter after an uncased character is titlecased, later
-    /// cased letters lowercased; case-ignorable characters (`'`, `.`, `:` …) keep the state.
+    /// cased letters lowercased (`2nd` → `2Nd`, `b.c` → `B.C`); case-ignorable characters (`'`) keep the state.
     private static func capitalized(_ word: Substring) -> String {
         var result = ""
         var lastCased = false
@@ -70,7 +70,10 @@ struct JSONValueDecoder: Sendable {
                 result += lastCased ? String(scalar) : properties.titlecaseMapping
                 lastCased = true
             } else {
-                if !properties.isCaseIgnorable { lastCased = false }
+                // Foundation ignores a subset of the case-ignorable characters: in ASCII, ' ^ ` but not . or :.
+                let ignorable =
+                    scalar.isASCII ? scalar == "'" || scalar == "^" || scalar == "`" : properties.isCaseIgnorable
+                if !ignorable { lastCased = false }
                 result.unicodeScalars.append(scalar)
             }
         }
@@ -145,7 +148,8 @@ private struct ValueCodingKey: CodingKey {
 /// `[String: Value]`, which Foundation decodes with its keys as they are even when other keys are converted.
 private protocol StringKeyedDictionary {
     static func decodeEntries(
-        of object: [String: JSONValue], with impl: JSONValueDecoderImpl, path: PathNode) throws -> Self
+        of object: [String: JSONValue], with impl: JSONValueDecoderImpl, path: PathNode
+    ) throws -> Self
 }
 
 extension Dictionary: StringKeyedDictionary where Key == String, Value: Decodable {
