@@ -198,8 +198,12 @@ final class CableCoders: Sendable {
     private let coding: CableCoding
     private let made = Locked<(encoder: JSONEncoder, decoder: JSONDecoder)?>(nil)
 
+    /// The decoder of typed messages, straight from their parsed value; cheap, so made at once.
+    let valueDecoder: JSONValueDecoder
+
     init(_ coding: CableCoding) {
         self.coding = coding
+        valueDecoder = JSONValueDecoder(coding: coding)
     }
 
     var encoder: JSONEncoder { coders.encoder }

@@ -18,6 +18,9 @@
 /// - `Float` is rounded from the `Double`, not from the text (a difference only for a decimal within a rounding
 ///   error of a `Float` halfway point).
 ///
+/// A NaN or infinite `.double` (which the parser never makes) throws ``JSONEncodingError/nonFiniteNumber`` when a
+/// number is read from it, as writing the text did; unlike the text, one at a key the type ignores does not.
+///
 /// Every path is safe against any input: nothing traps.
 struct JSONValueDecoder: Sendable {
     /// How dates are read.
@@ -315,7 +318,8 @@ private final class JSONValueDecoderImpl: Decoder, SingleValueDecodingContainer 
             return Decimal(number)
         case .double(let number):
             // Foundation reads the number's text; the shortest text of the Double is what jsonText() writes.
-            guard number.isFinite, let decimal = Decimal(string: number.description) else {
+            guard number.isFinite else { throw JSONEncodingError.nonFiniteNumber }
+            guard let decimal = Decimal(string: number.description) else {
                 throw notRepresentable(number.description)
             }
             return decimal
@@ -353,6 +357,7 @@ private final class JSONValueDecoderImpl: Decoder, SingleValueDecodingContainer 
         case .int(let number):
             return T(number)
         case .double(let number):
+            guard number.isFinite else { throw JSONEncodingError.nonFiniteNumber }
             let result = T(number)
             // Foundation rejects a number that rounds to infinity, or to zero when it is not zero.
             guard result.isFinite, result != 0 || number == 0 else { throw notRepresentable(number.description) }
@@ -372,6 +377,7 @@ private final class JSONValueDecoderImpl: Decoder, SingleValueDecodingContainer 
             guard let result = T(exactly: number) else { throw notRepresentable(String(number)) }
             return result
         case .double(let number):
+            guard number.isFinite else { throw JSONEncodingError.nonFiniteNumber }
             guard let result = T(exactly: number) else { throw notRepresentable(number.description) }
             // As Foundation: beyond 2^53 a Double no longer tells neighbouring integers apart, so the number is
             // read again from its text, exactly, as a Decimal would.
