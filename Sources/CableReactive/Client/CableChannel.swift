@@ -108,7 +108,9 @@ public final class TypedSubscription<Channel: CableChannel>: Sendable {
         self.channel = channel
         self.untyped = untyped
         self.coders = coders
-        messages = untyped.messages(as: Channel.Message.self, decoder: coders?.decoder)
+        // The channel's coding, like the client's, reads straight from the parsed value.
+        messages = untyped.messages(
+            as: Channel.Message.self, reader: .value((coders ?? untyped.lease.coders).valueDecoder))
     }
 
     /// The identifier sent to the server; see ``ChannelSubscription/identifier``.

@@ -97,12 +97,28 @@ public final class ChannelSubscription: Sendable {
     public func messages<T: Decodable & Sendable>(
         as type: T.Type, decoder: JSONDecoder? = nil
     ) -> CableMessages<T> {
+        messages(as: type, reader: decoder.map { .json($0) } ?? .value(lease.coders.valueDecoder))
+    }
+
+    /// How a typed view reads its messages: with an app's own `JSONDecoder` (through JSON text, its contract), or
+    /// with the ``JSONValueDecoder`` of a ``CableCoding`` (straight from the parsed value, no text).
+    enum MessageReader: Sendable {
+        /// An app's decoder, given as `decoder:`.
+        case json(JSONDecoder)
+        /// A coding's own decoder: the client's, or a ``CableChannel``'s.
+        case value(JSONValueDecoder)
+    }
+
+    /// ``messages(as:decoder:)`` with the reader chosen.
+    func messages<T: Decodable & Sendable>(as type: T.Type, reader: MessageReader) -> CableMessages<T> {
         let lease = lease
-        let decoder = decoder ?? lease.coders.decoder
         let undecodable = Locked(0)
         return CableMessages(storage: messages.storage, lease: lease, undecodable: undecodable) { message in
             do {
-                return try message.decode(T.self, decoder: decoder)
+                switch reader {
+                case .json(let decoder): return try message.decode(T.self, decoder: decoder)
+                case .value(let decoder): return try decoder.decode(T.self, from: message)
+                }
             } catch {
                 undecodable.withLock { $0 += 1 }
                 var fields: [LogField] = [

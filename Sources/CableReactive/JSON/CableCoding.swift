@@ -50,14 +50,16 @@ public struct CableCoding: Sendable, Hashable {
     /// ``deferredToDate`` is Foundation's own default, seconds since 2001, which no Rails or JavaScript code
     /// reads as a date; it is here for a server that was built around it.
     public struct DateStrategy: Sendable, Hashable, CustomStringConvertible {
-        private enum Kind: Hashable, Sendable {
+        /// The strategies, for ``JSONValueDecoder``.
+        enum Kind: Hashable, Sendable {
             case iso8601(fractionDigits: Int)
             case secondsSince1970
             case millisecondsSince1970
             case deferredToDate
         }
 
-        private let kind: Kind
+        /// Which strategy this is; ``JSONValueDecoder`` reads it.
+        let kind: Kind
 
         private init(_ kind: Kind) { self.kind = kind }
 
@@ -129,7 +131,8 @@ public struct CableCoding: Sendable, Hashable {
     /// container, the `String` keys of a dictionary inside your type included; the top-level keys of the
     /// dictionary forms (`["room_id": id]`) and the keys of a ``JSONValue`` are sent as you wrote them.
     public struct KeyStrategy: Sendable, Hashable, CustomStringConvertible {
-        private let snakeCased: Bool
+        /// Whether keys are snake_case in JSON; ``JSONValueDecoder`` reads it.
+        let snakeCased: Bool
 
         private init(snakeCased: Bool) { self.snakeCased = snakeCased }
 
@@ -195,8 +198,12 @@ final class CableCoders: Sendable {
     private let coding: CableCoding
     private let made = Locked<(encoder: JSONEncoder, decoder: JSONDecoder)?>(nil)
 
+    /// The decoder of typed messages, straight from their parsed value; cheap, so made at once.
+    let valueDecoder: JSONValueDecoder
+
     init(_ coding: CableCoding) {
         self.coding = coding
+        valueDecoder = JSONValueDecoder(coding: coding)
     }
 
     var encoder: JSONEncoder { coders.encoder }

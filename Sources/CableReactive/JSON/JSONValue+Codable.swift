@@ -76,7 +76,7 @@ extension JSONValue {
         try self.init(parsingUTF8: data)
     }
 
-    /// Converts this JSON to a `Decodable` type (through `JSONDecoder`).
+    /// Converts this JSON to a `Decodable` type: as `JSONDecoder` would, and through it when you pass one.
     ///
     ///     struct Message: Codable { var body: String; var at: Date }
     ///     let value: JSONValue = ["body": "hi", "at": "2026-12-02T00:52:17.123Z", "extra": true]
@@ -86,13 +86,17 @@ extension JSONValue {
     ///
     /// - Parameters:
     ///   - type: the type to decode; usually inferred.
-    ///   - decoder: the decoder to use, with its strategies; `nil` (the default) for
-    ///     `CableCoding().makeDecoder()` (made once and shared): ISO 8601 dates, read liberally (see
-    ///     ``CableCoding/DateStrategy``), and keys as declared.
+    ///   - decoder: the decoder to use, with its strategies; `nil` (the default) for the strategies of
+    ///     `CableCoding()`: ISO 8601 dates, read liberally (see ``CableCoding/DateStrategy``), and keys as
+    ///     declared, read straight from this value with no JSON text and no `JSONDecoder` in between.
     /// - Throws: `DecodingError` when the JSON does not match `type`; ``JSONEncodingError`` when this
-    ///   value holds a NaN or infinite number.
+    ///   value holds a NaN or infinite number (without a `decoder`: when `type` reads it).
     public func decode<T: Decodable>(_ type: T.Type = T.self, decoder: JSONDecoder? = nil) throws -> T {
+        guard let decoder else {
+            // The default coding's own decoder reads the value itself, with no text in between.
+            return try CableCoders.standard.valueDecoder.decode(type, from: self)
+        }
         let text = try jsonText()
-        return try (decoder ?? CableCoders.standard.decoder).decode(type, from: Data(text.utf8))
+        return try decoder.decode(type, from: Data(text.utf8))
     }
 }
