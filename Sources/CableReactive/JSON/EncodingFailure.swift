@@ -51,6 +51,12 @@ struct MemberKey: CodingKey {
         stringValue = "\(intValue)"
         self.intValue = intValue
     }
+
+    /// A key that names itself `stringValue` and carries `intValue` (an array index that prints as `Index 2`).
+    init(stringValue: String, intValue: Int?) {
+        self.stringValue = stringValue
+        self.intValue = intValue
+    }
 }
 
 extension JSONValue {

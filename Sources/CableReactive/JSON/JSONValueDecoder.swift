@@ -104,7 +104,7 @@ private indirect enum PathNode {
                 keys.append(key)
                 node = parent
             case .index(let index, let parent):
-                keys.append(ValueCodingKey(index: index))
+                keys.append(MemberKey(index: index))
                 node = parent
             }
         }
@@ -122,28 +122,14 @@ private indirect enum PathNode {
     }
 }
 
-/// The keys this decoder makes itself: array indexes (`Index 2`, as Foundation names them), dictionary keys and
-/// `super`.
-private struct ValueCodingKey: CodingKey {
-    let stringValue: String
-    let intValue: Int?
-
-    init(stringValue: String) {
-        self.stringValue = stringValue
-        intValue = nil
+/// The keys this decoder makes itself: array indexes (`Index 2`, as Foundation names them) and `super`; a
+/// dictionary's keys are plain ``MemberKey``s.
+extension MemberKey {
+    fileprivate init(index: Int) {
+        self.init(stringValue: "Index \(index)", intValue: index)
     }
 
-    init(intValue: Int) {
-        stringValue = "\(intValue)"
-        self.intValue = intValue
-    }
-
-    init(index: Int) {
-        stringValue = "Index \(index)"
-        intValue = index
-    }
-
-    static let `super` = ValueCodingKey(stringValue: "super")
+    fileprivate static let `super` = MemberKey(stringValue: "super")
 }
 
 // MARK: - Dictionaries under snake_case
@@ -162,7 +148,7 @@ extension Dictionary: StringKeyedDictionary where Key == String, Value: Decodabl
         var result: [String: Value] = [:]
         result.reserveCapacity(object.count)
         for (key, value) in object {
-            result[key] = try impl.unwrap(value, as: Value.self, path: path, key: ValueCodingKey(stringValue: key))
+            result[key] = try impl.unwrap(value, as: Value.self, path: path, key: MemberKey(stringValue: key))
         }
         return result
     }
@@ -653,7 +639,7 @@ private struct KeyedContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
         return try impl.with(value: value, path: node.appending(key)) { try impl.unkeyedContainer() }
     }
 
-    func superDecoder() throws -> any Decoder { decoder(for: ValueCodingKey.super) }
+    func superDecoder() throws -> any Decoder { decoder(for: MemberKey.super) }
     func superDecoder(forKey key: Key) throws -> any Decoder { decoder(for: key) }
 
     /// A decoder for the value at `key`, or for null when there is none (as Foundation).
@@ -679,7 +665,7 @@ private struct UnkeyedContainer: UnkeyedDecodingContainer {
     var codingPath: [any CodingKey] { node.path }
     var count: Int? { array.count }
     var isAtEnd: Bool { currentIndex >= array.count }
-    private var indexKey: ValueCodingKey { ValueCodingKey(index: currentIndex) }
+    private var indexKey: MemberKey { MemberKey(index: currentIndex) }
 
     private func next(_ type: Any.Type, message: String = "Unkeyed container is at end.") throws -> JSONValue {
         guard currentIndex < array.count else {
