@@ -12,7 +12,8 @@ struct DataFrameFastPathTests {
         let bytes = Array(text.utf8)
         return bytes.withUnsafeBufferPointer { buffer in
             guard
-                case .message(let token, let message, let position)? = CableProtocol.decodeFrame(validatedUTF8: buffer)
+                case .message(let token, .value(let message), let position)? =
+                    CableProtocol.decodeFrame(validatedUTF8: buffer)
             else { return nil }
             return (String(decoding: buffer[token], as: UTF8.self), message, position)
         }

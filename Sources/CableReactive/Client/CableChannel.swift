@@ -110,7 +110,7 @@ public final class TypedSubscription<Channel: CableChannel>: Sendable {
         self.coders = coders
         // The channel's coding, like the client's, reads straight from the parsed value.
         messages = untyped.messages(
-            as: Channel.Message.self, reader: .value((coders ?? untyped.lease.coders).valueDecoder))
+            as: Channel.Message.self, reader: .coding((coders ?? untyped.lease.coders).messageDecoder))
     }
 
     /// The identifier sent to the server; see ``ChannelSubscription/identifier``.

@@ -25,20 +25,27 @@ import Signals
 /// (the end of a chain holds the chain). The sequence ends when the handle is unsubscribed or the client
 /// closes.
 public struct CableMessages<Element: Sendable>: AsyncSequence, Signal {
-    let storage: StreamStorage<JSONValue>
+    let storage: StreamStorage<MessageJSON>
     let lease: SubscriptionLease
-    /// The typed view's count of messages that did not decode; nil for the untyped ``ChannelSubscription/messages``.
+    /// The typed view's count of messages that did not decode; nil for the untyped ``ChannelSubscription/messages``,
+    /// whose consumers read values (and so have their subscription's messages parsed on the I/O thread).
     let undecodable: Locked<Int>?
-    let transform: @Sendable (JSONValue) -> Element?
+    let transform: @Sendable (MessageJSON) -> Element?
 
     init(
-        storage: StreamStorage<JSONValue>, lease: SubscriptionLease, undecodable: Locked<Int>? = nil,
-        transform: @escaping @Sendable (JSONValue) -> Element?
+        storage: StreamStorage<MessageJSON>, lease: SubscriptionLease, undecodable: Locked<Int>? = nil,
+        transform: @escaping @Sendable (MessageJSON) -> Element?
     ) {
         self.storage = storage
         self.lease = lease
         self.undecodable = undecodable
         self.transform = transform
+    }
+
+    /// A consumer starts: an untyped one has its subscription's messages parsed from now on (``MessageJSON``).
+    private func consumerStarts() {
+        guard undecodable == nil else { return }
+        lease.engine?.readValues(identifier: lease.identifier, sink: lease.sinkID)
     }
 
     /// How many messages this handle's consumers have lost: held messages that did not fit while nobody
@@ -67,16 +74,17 @@ public struct CableMessages<Element: Sendable>: AsyncSequence, Signal {
 
     /// Starts a consumer with a buffer of the newest ``CableOptions/messageBufferSize`` messages.
     public func makeAsyncIterator() -> Iterator {
+        consumerStarts()
         let policy = BufferingPolicy.bufferingNewest(lease.bufferSize)
         return Iterator(consumer: PullConsumer(storage, buffering: policy, keeping: lease), transform: transform)
     }
 
     /// The iterator of one loop; iterate from one task.
     public struct Iterator: AsyncIteratorProtocol {
-        @usableFromInline let consumer: PullConsumer<JSONValue>
-        @usableFromInline let transform: @Sendable (JSONValue) -> Element?
+        @usableFromInline let consumer: PullConsumer<MessageJSON>
+        @usableFromInline let transform: @Sendable (MessageJSON) -> Element?
 
-        init(consumer: PullConsumer<JSONValue>, transform: @escaping @Sendable (JSONValue) -> Element?) {
+        init(consumer: PullConsumer<MessageJSON>, transform: @escaping @Sendable (MessageJSON) -> Element?) {
             self.consumer = consumer
             self.transform = transform
         }
@@ -125,6 +133,7 @@ public struct CableMessages<Element: Sendable>: AsyncSequence, Signal {
         buffering: BufferingPolicy,
         _ handler: @escaping @Sendable (SignalEvent<Element>) -> Void
     ) -> SignalObservation {
+        consumerStarts()
         let transform = transform
         let lane = queue.map(DeliveryLane.serving) ?? lease.callbacks.lane
         let observation = storage.observeEvents(lane: lane, buffering: buffering.capped(at: lease.bufferSize)) {

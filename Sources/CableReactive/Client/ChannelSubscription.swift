@@ -72,7 +72,7 @@ public final class ChannelSubscription: Sendable {
         self.lease = lease
         state = sink.state.view(keeping: lease, lane: lease.callbacks.lane)
         lastReconnect = sink.reconnect.view(keeping: lease, lane: lease.callbacks.lane)
-        messages = CableMessages(storage: sink.messages, lease: lease) { $0 }
+        messages = CableMessages(storage: sink.messages, lease: lease) { $0.value }
     }
 
     /// The messages decoded as `T`: ``messages`` with a decoding step. A message that does not decode is
@@ -97,16 +97,16 @@ public final class ChannelSubscription: Sendable {
     public func messages<T: Decodable & Sendable>(
         as type: T.Type, decoder: JSONDecoder? = nil
     ) -> CableMessages<T> {
-        messages(as: type, reader: decoder.map { .json($0) } ?? .value(lease.coders.valueDecoder))
+        messages(as: type, reader: decoder.map { .json($0) } ?? .coding(lease.coders.messageDecoder))
     }
 
-    /// How a typed view reads its messages: with an app's own `JSONDecoder` (through JSON text, its contract), or
-    /// with the ``JSONValueDecoder`` of a ``CableCoding`` (straight from the parsed value, no text).
+    /// How a typed view reads its messages: with an app's own `JSONDecoder` (from JSON text, its contract), or
+    /// with the ``MessageDecoder`` of a ``CableCoding`` (from the message's bytes, one parse).
     enum MessageReader: Sendable {
         /// An app's decoder, given as `decoder:`.
         case json(JSONDecoder)
         /// A coding's own decoder: the client's, or a ``CableChannel``'s.
-        case value(JSONValueDecoder)
+        case coding(MessageDecoder)
     }
 
     /// ``messages(as:decoder:)`` with the reader chosen.
@@ -116,8 +116,8 @@ public final class ChannelSubscription: Sendable {
         return CableMessages(storage: messages.storage, lease: lease, undecodable: undecodable) { message in
             do {
                 switch reader {
-                case .json(let decoder): return try message.decode(T.self, decoder: decoder)
-                case .value(let decoder): return try decoder.decode(T.self, from: message)
+                case .json(let decoder): return try message.decode(T.self, with: decoder)
+                case .coding(let decoder): return try message.decode(T.self, with: decoder)
                 }
             } catch {
                 undecodable.withLock { $0 += 1 }

@@ -18,17 +18,28 @@ extension ClientEngine {
         let routes = core.withLock { $0.subscriptions.published }
         let receiver = TextReceiver(
             text: { [weak self] utf8 in
-                // One decode, its result consumed here: the message moves into the batch without a copy.
-                switch CableProtocol.decodeFrame(validatedUTF8: utf8) {
+                // One decode, its result consumed here: the message moves into the batch without a copy. Its
+                // subscription's route, looked up when the decoder reaches the message, says whether to parse
+                // it or keep its text for typed consumers (the lookup is kept for routing).
+                var lookup: (token: Range<Int>, route: DeliveryRoute??)?
+                let frame = CableProtocol.decodeFrame(validatedUTF8: utf8) { token in
+                    let route = batch.route(for: UnsafeBufferPointer(rebasing: utf8[token]), on: id, loading: routes)
+                    lookup = (token, route)
+                    guard case .some(.some(let found)) = route else { return false }
+                    return !found.wantsValues
+                }
+                switch frame {
                 case .message(let token, let message, let position)?:
                     let routed = Self.routeDataFrame(
                         token: token, message: message, position: position, utf8: utf8, id: id, batch: batch,
-                        routes: routes)
+                        routes: routes, looked: lookup.flatMap { $0.token == token ? $0.route : nil })
                     guard !routed else { return }
                     let identifier = CableProtocol.identifier(token: token, in: utf8)
+                    let value = message.value  // not kept as text: only a routed message is
                     self?.inbound(
-                        identifier.map { .message(identifier: $0, message: message, position: position) }, id: id,
-                        size: utf8.count, batch: batch)
+                        identifier.flatMap { identifier in
+                            value.map { .message(identifier: identifier, message: $0, position: position) }
+                        }, id: id, size: utf8.count, batch: batch)
                 case .control(let control)?:
                     self?.inbound(ServerFrame(control), id: id, batch: batch)
                 case nil:
@@ -84,14 +95,15 @@ extension ClientEngine {
     /// The hot path for a data frame decoded from the validated UTF-8 `utf8`: a lookup of the identifier's raw
     /// token in the published routes (``RouteIndex``), then the message is staged for its subscription
     /// (``DeliveryBatch``). Returns false when the frame is left to ``inbound(_:id:batch:)`` (an identifier token
-    /// we do not know, which may be one escaped differently).
+    /// we do not know, which may be one escaped differently). `looked` is the lookup of this token made while
+    /// decoding, if one was.
     private static func routeDataFrame(
-        token range: Range<Int>, message: JSONValue, position: StreamPosition?, utf8: UnsafeBufferPointer<UInt8>,
-        id: UInt64, batch: DeliveryBatch, routes: Locked<SubscriptionTable.Routes>
+        token range: Range<Int>, message: MessageJSON, position: StreamPosition?, utf8: UnsafeBufferPointer<UInt8>,
+        id: UInt64, batch: DeliveryBatch, routes: Locked<SubscriptionTable.Routes>, looked: DeliveryRoute???
     ) -> Bool {
         let token = UnsafeBufferPointer(rebasing: utf8[range])
         // The arrival time is noted once per read, at its end (noteFrames), not per message.
-        guard let found = batch.route(for: token, on: id, loading: routes) else {
+        guard let found = looked ?? batch.route(for: token, on: id, loading: routes) else {
             return true  // not the live session: dropped
         }
         guard let route = found else {
@@ -122,7 +134,7 @@ extension ClientEngine {
         guard let route = decide({ core, now in core.received(frame, on: id, now: now) }) else { return }
         switch frame {
         case .message(_, let message, let position):
-            route.stage(message, at: position, size: size, in: batch)
+            route.stage(.value(message), at: position, size: size, in: batch)
         case .historyConfirmed, .historyRejected:
             // What waited for the replay goes out after it, in stream order.
             for ready in subscriptions.historyEnded(route.serial) {

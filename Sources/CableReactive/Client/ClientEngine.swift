@@ -326,6 +326,11 @@ final class ClientEngine: SubscriptionOwner, DeliveryTurns {
         decide { core, _ in core.positionedMessages(identifier, sink: sink) }
     }
 
+    /// Handle `sink` has a consumer of its untyped messages: its subscription's messages are parsed from now on.
+    func readValues(identifier: String, sink: UInt64) {
+        decide { core, _ in core.readValues(identifier, sink: sink) }
+    }
+
     /// Handle `sink`'s presence, made on first use; nil when it has ended.
     func presence(identifier: String, sink: UInt64) -> PresenceSink? {
         decide { core, _ in core.presence(identifier, sink: sink) }

@@ -252,6 +252,11 @@ struct EngineCore: Sendable {
         apply(subscriptions.releaseHandle(sink, of: identifier, serial: serial, now: now))
     }
 
+    /// Handle `sink` reads values (see ``SubscriptionTable/readValues(_:sink:)``).
+    mutating func readValues(_ identifier: String, sink: UInt64) {
+        subscriptions.readValues(identifier, sink: sink)
+    }
+
     /// Handle `sink`'s messages with their positions (see ``SubscriptionTable/positionedMessages(_:sink:)``).
     mutating func positionedMessages(_ identifier: String, sink: UInt64) -> StreamStorage<PositionedMessage>? {
         subscriptions.positionedMessages(identifier, sink: sink)

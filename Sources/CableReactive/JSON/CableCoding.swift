@@ -1,5 +1,3 @@
-import Signals
-
 #if canImport(FoundationEssentials) && !CABLE_FULL_FOUNDATION
     import FoundationEssentials
 #else
@@ -50,7 +48,7 @@ public struct CableCoding: Sendable, Hashable {
     /// ``deferredToDate`` is Foundation's own default, seconds since 2001, which no Rails or JavaScript code
     /// reads as a date; it is here for a server that was built around it.
     public struct DateStrategy: Sendable, Hashable, CustomStringConvertible {
-        /// The strategies, for ``JSONValueDecoder``.
+        /// The strategies, for ``MessageDecoder``.
         enum Kind: Hashable, Sendable {
             case iso8601(fractionDigits: Int)
             case secondsSince1970
@@ -58,7 +56,7 @@ public struct CableCoding: Sendable, Hashable {
             case deferredToDate
         }
 
-        /// Which strategy this is; ``JSONValueDecoder`` reads it.
+        /// Which strategy this is; ``MessageDecoder`` reads it.
         let kind: Kind
 
         private init(_ kind: Kind) { self.kind = kind }
@@ -131,7 +129,7 @@ public struct CableCoding: Sendable, Hashable {
     /// container, the `String` keys of a dictionary inside your type included; the top-level keys of the
     /// dictionary forms (`["room_id": id]`) and the keys of a ``JSONValue`` are sent as you wrote them.
     public struct KeyStrategy: Sendable, Hashable, CustomStringConvertible {
-        /// Whether keys are snake_case in JSON; ``JSONValueDecoder`` reads it.
+        /// Whether keys are snake_case in JSON; ``MessageDecoder`` reads it.
         let snakeCased: Bool
 
         private init(snakeCased: Bool) { self.snakeCased = snakeCased }
@@ -188,36 +186,4 @@ public struct CableCoding: Sendable, Hashable {
         decoder.keyDecodingStrategy = keys.decoding
         return decoder
     }
-}
-
-/// The encoder and decoder of one ``CableCoding``, made on first use and shared: they are never changed after they
-/// are made, so concurrent calls are safe. Made lazily because a client whose app never encodes or decodes a
-/// `Codable` type (dictionary params, `JSONValue` messages) should not pay for them: making a `JSONEncoder` and a
-/// `JSONDecoder` maps in Foundation's coding machinery, a noticeable share of a small Linux program's memory.
-final class CableCoders: Sendable {
-    private let coding: CableCoding
-    private let made = Locked<(encoder: JSONEncoder, decoder: JSONDecoder)?>(nil)
-
-    /// The decoder of typed messages, straight from their parsed value; cheap, so made at once.
-    let valueDecoder: JSONValueDecoder
-
-    init(_ coding: CableCoding) {
-        self.coding = coding
-        valueDecoder = JSONValueDecoder(coding: coding)
-    }
-
-    var encoder: JSONEncoder { coders.encoder }
-    var decoder: JSONDecoder { coders.decoder }
-
-    private var coders: (encoder: JSONEncoder, decoder: JSONDecoder) {
-        made.withLock { made in
-            if let made { return made }
-            let coders = (encoder: coding.makeEncoder(), decoder: coding.makeDecoder())
-            made = coders
-            return coders
-        }
-    }
-
-    /// The coders of `CableCoding()`: what ``JSONValue`` uses when given none.
-    static let standard = CableCoders(CableCoding())
 }

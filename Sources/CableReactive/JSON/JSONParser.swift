@@ -236,6 +236,101 @@ struct JSONParser {
         guard index == bytes.count else { throw fail(.trailingCharacters) }
     }
 
+    // MARK: Tapes and skipping
+
+    /// As ``parseDocument()``, writing the value to `tape` (see ``JSONTape``) instead of building it.
+    mutating func parseDocument(into tape: inout JSONTape) throws(JSONParseError) {
+        skipWhitespace()
+        try appendValue(to: &tape)
+        try expectEnd()
+    }
+
+    /// As ``parseValue()``, appending the value's entries to `tape`.
+    private mutating func appendValue(to tape: inout JSONTape) throws(JSONParseError) {
+        guard let byte = peek() else { throw fail(.unexpectedEndOfInput) }
+        switch byte {
+        case UInt8(ascii: "{"), UInt8(ascii: "["):
+            let object = byte == UInt8(ascii: "{")
+            let closing = object ? UInt8(ascii: "}") : UInt8(ascii: "]")
+            try enterContainer()
+            index += 1
+            skipWhitespace()
+            let start = tape.startContainer()
+            var count = 0
+            if peek() == closing {
+                index += 1
+            } else {
+                while true {
+                    if object { tape.append(try scanKey()) }
+                    try appendValue(to: &tape)
+                    count += 1
+                    if try endOfMember(closing: closing) { break }
+                }
+            }
+            depth -= 1
+            tape.endContainer(at: start, count: count, object: object)
+        case UInt8(ascii: "\""):
+            tape.append(try scanString())
+        case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"):
+            switch try parseNumber() {
+            case .int(let number): tape.append(.int(number))
+            case .double(let number): tape.append(.double(number))
+            default: throw fail(.invalidNumber)  // parseNumber makes numbers only
+            }
+        default:
+            tape.append(try parseLiteral())
+        }
+    }
+
+    /// `true`, `false` or `null` at the current byte, as a tape entry.
+    private mutating func parseLiteral() throws(JSONParseError) -> JSONTape.Entry {
+        switch peek() {
+        case UInt8(ascii: "t"):
+            try expectLiteral("true")
+            return .bool(true)
+        case UInt8(ascii: "f"):
+            try expectLiteral("false")
+            return .bool(false)
+        case UInt8(ascii: "n"):
+            try expectLiteral("null")
+            return .null
+        default:
+            throw fail(.unexpectedCharacter)
+        }
+    }
+
+    /// Checks the value at the parser as ``parseValue()`` does, building nothing (a string with escapes is
+    /// decoded to check them), and returns its range in the input.
+    mutating func skipValue() throws(JSONParseError) -> Range<Int> {
+        let start = index
+        guard let byte = peek() else { throw fail(.unexpectedEndOfInput) }
+        switch byte {
+        case UInt8(ascii: "{"), UInt8(ascii: "["):
+            let object = byte == UInt8(ascii: "{")
+            let closing = object ? UInt8(ascii: "}") : UInt8(ascii: "]")
+            try enterContainer()
+            index += 1
+            skipWhitespace()
+            if peek() == closing {
+                index += 1
+            } else {
+                while true {
+                    if object { _ = try scanKey() }
+                    _ = try skipValue()
+                    if try endOfMember(closing: closing) { break }
+                }
+            }
+            depth -= 1
+        case UInt8(ascii: "\""):
+            _ = try scanString()
+        case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"):
+            _ = try parseNumber()
+        default:
+            _ = try parseLiteral()
+        }
+        return start..<index
+    }
+
     // MARK: Strings
 
     /// Whether the next value is a string.

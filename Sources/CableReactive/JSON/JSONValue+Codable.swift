@@ -94,7 +94,7 @@ extension JSONValue {
     public func decode<T: Decodable>(_ type: T.Type = T.self, decoder: JSONDecoder? = nil) throws -> T {
         guard let decoder else {
             // The default coding's own decoder reads the value itself, with no text in between.
-            return try CableCoders.standard.valueDecoder.decode(type, from: self)
+            return try CableCoders.standard.messageDecoder.decode(type, from: self)
         }
         let text = try jsonText()
         return try decoder.decode(type, from: Data(text.utf8))

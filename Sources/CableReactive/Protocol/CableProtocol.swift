@@ -50,8 +50,15 @@ package enum CableProtocol {
     /// A data frame's token is checked only for where it ends (see
     /// ``InboundFrame/message(identifier:message:position:)``): a malformed one, which no route table holds, is
     /// found when ``identifier(token:in:)`` returns `nil` for it, and the frame is then malformed.
-    package static func decodeFrame(validatedUTF8 bytes: UnsafeBufferPointer<UInt8>) -> InboundFrame? {
-        decodeFrame(bytes, validatesUTF8: false)
+    ///
+    /// `keepingText` decides how a data frame's message is read: it is called with the identifier's token when
+    /// the message follows it (as Rails and AnyCable write them), and when it returns `true` the message is
+    /// checked and kept as its text (``MessageJSON/text(_:)``) instead of parsed into a value, for a subscription
+    /// whose consumers are all typed. A message before its identifier is parsed.
+    package static func decodeFrame(
+        validatedUTF8 bytes: UnsafeBufferPointer<UInt8>, keepingText: (Range<Int>) -> Bool = { _ in false }
+    ) -> InboundFrame? {
+        decodeFrame(bytes, validatesUTF8: false, keepingText: keepingText)
     }
 
     /// The identifier a data frame's token holds: the token, between the quotes at `token`'s ends in `bytes` (the
@@ -72,7 +79,9 @@ package enum CableProtocol {
         return (try? parser.parseDocument())?.stringValue
     }
 
-    private static func decodeFrame(_ bytes: UnsafeBufferPointer<UInt8>, validatesUTF8: Bool) -> InboundFrame? {
+    private static func decodeFrame(
+        _ bytes: UnsafeBufferPointer<UInt8>, validatesUTF8: Bool, keepingText: (Range<Int>) -> Bool = { _ in false }
+    ) -> InboundFrame? {
         var parser = JSONParser(bytes: bytes, validatesUTF8: validatesUTF8)
         var fields = FrameFields()
         do {
@@ -93,7 +102,13 @@ package enum CableProtocol {
                         _ = try parser.parseValue()
                         fields.identifier = .notString
                     }
-                case "message": fields.message = try parser.parseValue()
+                case "message":
+                    if case .token(let token) = fields.identifier, keepingText(token) {
+                        let text = try parser.skipValue()
+                        fields.message = .text(Array(bytes[text]))
+                    } else {
+                        fields.message = .value(try parser.parseValue())
+                    }
                 case "type": fields.type = try parser.parseValue()
                 case "stream_id": fields.stream = try parser.parseValue()
                 case "epoch": fields.epoch = try parser.parseValue()
@@ -127,7 +142,7 @@ package enum CableProtocol {
         /// An `identifier` token that a later one replaced was not a valid JSON string.
         var replacedBadToken = false
         var type: JSONValue?
-        var message: JSONValue?
+        var message: MessageJSON?
         var stream: JSONValue?
         var epoch: JSONValue?
         var offset: JSONValue?
@@ -173,7 +188,7 @@ package enum CableProtocol {
                 guard case .token(let token) = identifier, let identifier = read(token) else { return nil }
                 return .control(identified(identifier))
             }
-            if typeName == "presence", case .token(let token) = identifier, let message {
+            if typeName == "presence", case .token(let token) = identifier, let message = message?.value {
                 guard let identifier = read(token) else { return nil }
                 return .control(.presence(identifier: identifier, update: PresenceUpdate(message)))
             }

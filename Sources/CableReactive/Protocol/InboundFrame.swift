@@ -1,4 +1,4 @@
-/// One server → client frame as ``CableProtocol/decodeFrame(validatedUTF8:)`` reads it in its one pass: a data
+/// One server → client frame as ``CableProtocol/decodeFrame(validatedUTF8:keepingText:)`` reads it in its one pass: a data
 /// frame with its identifier still as the server wrote it, or any other frame, classified.
 package enum InboundFrame: Equatable, Sendable {
     /// A data frame (``ServerFrame/message(identifier:message:position:)`` by the rules of
@@ -7,7 +7,9 @@ package enum InboundFrame: Equatable, Sendable {
     /// so a route table can compare it, unread, with the tokens our writer made (which are valid); any other
     /// reader goes through ``CableProtocol/identifier(token:in:)``, and a token that this rejects makes the frame
     /// malformed (`nil` by the rules).
-    case message(identifier: Range<Int>, message: JSONValue, position: StreamPosition?)
+    /// `message` is parsed, or its checked text when the decoder was asked to keep it (see
+    /// ``CableProtocol/decodeFrame(validatedUTF8:keepingText:)``).
+    case message(identifier: Range<Int>, message: MessageJSON, position: StreamPosition?)
     /// Any other frame.
     case control(ControlFrame)
 }
@@ -66,7 +68,8 @@ extension ServerFrame {
         case .control(let control):
             self.init(control)
         case .message(let token, let message, let position):
-            guard let identifier = CableProtocol.identifier(token: token, in: bytes, validatesUTF8: validatesUTF8)
+            guard let identifier = CableProtocol.identifier(token: token, in: bytes, validatesUTF8: validatesUTF8),
+                let message = message.value
             else { return nil }
             self = .message(identifier: identifier, message: message, position: position)
         }

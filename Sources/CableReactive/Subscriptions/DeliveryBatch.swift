@@ -19,7 +19,7 @@ import Signals
 final class DeliveryBatch: @unchecked Sendable {
     private struct Slot {
         let route: DeliveryRoute
-        var messages: [JSONValue] = []
+        var messages: [MessageJSON] = []
         /// The same messages with their positions, for a route whose handles read them (else empty).
         var positioned: [PositionedMessage] = []
         /// Whether the last hand-over dropped messages: one WARN per overflow episode.
@@ -73,7 +73,7 @@ final class DeliveryBatch: @unchecked Sendable {
     var slotCount: Int { staged.count }
 
     /// Stages `message` (at `position`, if it has one) for `route`, after the messages staged for it before.
-    func stage(_ message: JSONValue, at position: StreamPosition? = nil, for route: DeliveryRoute) {
+    func stage(_ message: MessageJSON, at position: StreamPosition? = nil, for route: DeliveryRoute) {
         let slot: Int
         if staged.indices.contains(lastSlot), staged[lastSlot].route === route {
             slot = lastSlot  // consecutive messages for one subscription skip the lookup
@@ -91,7 +91,9 @@ final class DeliveryBatch: @unchecked Sendable {
             staged[slot].lastRead = reads
         }
         lastSlot = slot
-        if route.wantsPositions { staged[slot].positioned.append(PositionedMessage(message, at: position)) }
+        if route.wantsPositions, let value = message.value {  // a value already, as a rule: positions read values
+            staged[slot].positioned.append(PositionedMessage(value, at: position))
+        }
         staged[slot].messages.append(message)
         if staged[slot].messages.count >= route.handOverThreshold { handOverStaged() }
     }
@@ -176,7 +178,7 @@ final class DeliveryBatch: @unchecked Sendable {
 /// Messages a read staged, taken out for the thread that has the delivery turn: the engine queues them as an effect
 /// behind the effects decided before them, so they reach the consumers in that order.
 struct StagedDelivery: Sendable {
-    var parts: [(route: DeliveryRoute, messages: [JSONValue], positioned: [PositionedMessage])] = []
+    var parts: [(route: DeliveryRoute, messages: [MessageJSON], positioned: [PositionedMessage])] = []
 
     /// Hands each part to its subscription's buffers; wakes the consumers once everything is buffered.
     func handOver() {

@@ -18,11 +18,14 @@ final class DeliveryRoute: Sendable {
     let sinks: [HandleSink]
     /// Their message streams, what ``deliver(_:wakes:)`` sends to: one pointer hop fewer per hand-over than
     /// through each sink, since with many subscriptions taking turns each hop is a likely cache miss.
-    private let messageStorages: [StreamStorage<JSONValue>]
+    private let messageStorages: [StreamStorage<MessageJSON>]
     /// The positioned streams of the handles that asked for them (``ChannelSubscription/messagesWithPositions``).
     private let positionedStorages: [StreamStorage<PositionedMessage>]
     /// Whether a handle reads positions: only then are messages staged with them as well.
     let wantsPositions: Bool
+    /// Whether a handle has (or had) a consumer that reads ``JSONValue``s, or reads positions: only then is a
+    /// message parsed into a value on the I/O thread; for typed consumers alone it stays text (``MessageJSON``).
+    let wantsValues: Bool
 
     init(serial: Int, identifier: String, context: SubscriptionContext, sinks: [HandleSink] = []) {
         self.serial = serial
@@ -32,9 +35,10 @@ final class DeliveryRoute: Sendable {
         messageStorages = sinks.map(\.messages)
         positionedStorages = sinks.compactMap(\.positioned)
         wantsPositions = !positionedStorages.isEmpty
+        wantsValues = wantsPositions || sinks.contains { $0.readsValues }
     }
 
-    /// This route as its handles now are (one of them asked for positions).
+    /// This route as its handles now are (one of them asked for positions, or started reading values).
     func refreshed() -> DeliveryRoute {
         DeliveryRoute(serial: serial, identifier: identifier, context: context, sinks: sinks)
     }
@@ -47,7 +51,7 @@ final class DeliveryRoute: Sendable {
     /// Stages `message` (from a frame of `size` bytes) for the handles, through the stream sequencer when it
     /// carries a position: a repeat is dropped, a message past a gap waits while a history replay is awaited,
     /// and one that came after its gap was skipped is counted in every handle's `droppedCount`.
-    func stage(_ message: JSONValue, at position: StreamPosition?, size: Int, in batch: DeliveryBatch) {
+    func stage(_ message: MessageJSON, at position: StreamPosition?, size: Int, in batch: DeliveryBatch) {
         guard let position else { return batch.stage(message, at: nil, for: self) }
         let (ready, dropped) = context.withSequencer(of: serial) { sequencer in
             (sequencer.accept(message, at: position, size: size), sequencer.takeDropped())
@@ -77,7 +81,7 @@ final class DeliveryRoute: Sendable {
     /// - Returns: how many messages the handles' consumers dropped (summed over the handles).
     @discardableResult
     func deliver(
-        _ messages: some Collection<JSONValue>, positioned: some Collection<PositionedMessage>, wakes: inout WakeList
+        _ messages: some Collection<MessageJSON>, positioned: some Collection<PositionedMessage>, wakes: inout WakeList
     ) -> Int {
         var dropped = 0
         var received = false

@@ -5,7 +5,7 @@ import Signals
 final class HandleSink: Sendable {
     let id: UInt64
     /// The handle's message stream: the engine sends to it, the handle's ``CableMessages`` observe it.
-    let messages: StreamStorage<JSONValue>
+    let messages: StreamStorage<MessageJSON>
     let state: StateStorage<SubscriptionState>
     let reconnect: StateStorage<SubscriptionReconnect?>
     /// What only some handles use, made on first use (under the engine's lock): most handles never touch
@@ -15,6 +15,7 @@ final class HandleSink: Sendable {
     private struct Extras {
         var presence: PresenceSink?
         var positioned: StreamStorage<PositionedMessage>?
+        var readsValues = false
     }
 
     init(id: UInt64, bufferSize: Int, state: SubscriptionState, reconnect: SubscriptionReconnect? = nil) {
@@ -30,6 +31,18 @@ final class HandleSink: Sendable {
 
     /// The handle's messages with their positions, if it asked for them. Read by each route made for it.
     var positioned: StreamStorage<PositionedMessage>? { extras.withLock { $0.positioned } }
+
+    /// Whether a consumer of the handle's untyped messages has started: from then on its route parses messages
+    /// into values (``DeliveryRoute/wantsValues``). Read by each route made for it.
+    var readsValues: Bool { extras.withLock { $0.readsValues } }
+
+    /// Notes that a consumer of the handle's untyped messages started; returns whether it is the first.
+    func startReadingValues() -> Bool {
+        extras.withLock { extras in
+            defer { extras.readsValues = true }
+            return !extras.readsValues
+        }
+    }
 
     /// The handle's presence, made with the set `members` if it has none.
     func makePresence(members: [String: PresenceMember]?) -> PresenceSink {

@@ -36,7 +36,7 @@ struct StreamSequencer: Sendable {
     private struct Held: Sendable {
         var offset: Int
         var epoch: String
-        var message: JSONValue
+        var message: MessageJSON
         var size: Int
     }
 
@@ -57,7 +57,15 @@ struct StreamSequencer: Sendable {
     /// Messages discarded without delivery since the last ``takeDropped()``.
     private var dropped = 0
     /// What goes out: a message with the position it came at.
-    typealias Ready = PositionedMessage
+    struct Ready: Sendable, Equatable {
+        let value: MessageJSON
+        let position: StreamPosition
+
+        init(_ value: MessageJSON, at position: StreamPosition) {
+            self.value = value
+            self.position = position
+        }
+    }
     let limits: Limits
 
     init(limits: Limits) {
@@ -71,7 +79,7 @@ struct StreamSequencer: Sendable {
     /// `message` arrived at `position` in a frame of `size` bytes. Returns what to deliver now, in order: it
     /// (and any held messages it makes contiguous), or nothing for a repeat, a late message (counted) or a
     /// message that waits for the replay.
-    mutating func accept(_ message: JSONValue, at position: StreamPosition, size: Int = 0) -> [Ready] {
+    mutating func accept(_ message: MessageJSON, at position: StreamPosition, size: Int = 0) -> [Ready] {
         let stream = position.stream
         guard let mark = marks[stream] else {
             // The stream's first message. During a replay by time (a first subscribe with `since`), a live
@@ -164,7 +172,7 @@ struct StreamSequencer: Sendable {
 
     /// Keeps `message` waiting in offset order (a repeat of a waiting one is dropped). Returns nothing, or
     /// everything that waits once the bound is passed.
-    private mutating func hold(_ message: JSONValue, at position: StreamPosition, size: Int) -> [Ready] {
+    private mutating func hold(_ message: MessageJSON, at position: StreamPosition, size: Int) -> [Ready] {
         var waiting = held[position.stream] ?? []
         let index = waiting.firstIndex { $0.offset >= position.offset } ?? waiting.endIndex
         guard index == waiting.endIndex || waiting[index].offset != position.offset else { return [] }

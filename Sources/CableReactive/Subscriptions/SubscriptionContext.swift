@@ -58,7 +58,7 @@ final class SubscriptionContext: Sendable {
     }
 
     /// Ends the awaited replay of subscription `serial`: what waited for it, in stream order.
-    func historyEnded(_ serial: Int) -> [PositionedMessage] {
+    func historyEnded(_ serial: Int) -> [StreamSequencer.Ready] {
         sequencers.withLock { $0[serial]?.historyEnded() ?? [] }
     }
 
@@ -102,6 +102,8 @@ protocol SubscriptionOwner: AnyObject, Sendable {
     func subscribesSent(identifier: String) -> Int
     /// Handle `sink`'s messages with their positions, routed from now on; nil when it has ended.
     func positionedMessages(identifier: String, sink: UInt64) -> StreamStorage<PositionedMessage>?
+    /// Handle `sink` has a consumer of its untyped messages (see ``DeliveryRoute/wantsValues``).
+    func readValues(identifier: String, sink: UInt64)
     /// Handle `sink`'s presence, made on first use; nil when it has ended.
     func presence(identifier: String, sink: UInt64) -> PresenceSink?
     /// Joins `identifier`'s presence set as `member` through handle `sink`.

@@ -619,6 +619,12 @@ struct SubscriptionTable: Sendable {
         return storage
     }
 
+    /// Handle `sink` has a consumer of its untyped messages: its route parses messages into values from now on.
+    mutating func readValues(_ identifier: String, sink: UInt64) {
+        guard let entry = entries[identifier], let handle = entry.sinks.first(where: { $0.id == sink }) else { return }
+        if handle.startReadingValues() { setRoute(entry.route.refreshed(), of: identifier) }
+    }
+
     // MARK: presence
 
     /// Handle `sink`'s presence, made on first use with the set as the table knows it.

@@ -19,7 +19,7 @@ import Testing
         let sink: HandleSink
 
         /// Hands `messages` over as a read's end does, waking the consumers after.
-        func deliver(_ messages: some Collection<JSONValue>) {
+        func deliver(_ messages: some Collection<MessageJSON>) {
             var wakes = WakeList()
             box.deliver(messages, positioned: [], wakes: &wakes)
             wakes.run()
@@ -33,25 +33,25 @@ import Testing
         }
 
         /// A consumer as a `for await` loop has it.
-        func consumer() -> PullConsumer<JSONValue> {
+        func consumer() -> PullConsumer<MessageJSON> {
             PullConsumer(sink.messages, buffering: .bufferingNewest(box.bufferSize), keeping: nil)
         }
     }
 
     /// Everything the consumer can take without waiting.
-    static func drain(_ consumer: PullConsumer<JSONValue>) -> [JSONValue] {
-        var received: [JSONValue] = []
+    static func drain(_ consumer: PullConsumer<MessageJSON>) -> [MessageJSON] {
+        var received: [MessageJSON] = []
         while case .element(let message) = consumer.box.poll() { received.append(message) }
         return received
     }
 
     /// Starts a consumer task and returns once it is suspended waiting.
     private func waitingConsumer(_ fixture: Fixture, count: Int) async -> (
-        Task<[JSONValue?], Never>, ObserverBox<JSONValue>
+        Task<[MessageJSON?], Never>, ObserverBox<MessageJSON>
     ) {
         let consumer = fixture.consumer()
         let task = Task {
-            var received: [JSONValue?] = []
+            var received: [MessageJSON?] = []
             for _ in 0..<count { received.append(await consumer.next()) }
             return received
         }
@@ -157,7 +157,7 @@ import Testing
         let f = Fixture(bufferSize: 4)
         let batch = DeliveryBatch()
         let consumer = f.consumer()
-        var received: [JSONValue] = []
+        var received: [MessageJSON] = []
         for value in 0..<20 {
             batch.stage(.int(value), for: f.box)
             received += Self.drain(consumer)
@@ -184,7 +184,7 @@ import Testing
         // subscriptions' messages come in runs, take turns, or spread over more than a few of them.
         let fixtures = (0..<subscriptions).map { Fixture(bufferSize: 1_000, serial: $0) }
         let batch = DeliveryBatch()
-        var expected = Array(repeating: [JSONValue](), count: subscriptions)
+        var expected = Array(repeating: [MessageJSON](), count: subscriptions)
         var value = 0
         for read in 0..<5 {
             for step in 0..<60 {
@@ -203,7 +203,7 @@ import Testing
     @Test func aFullBufferKeepsTheNewestOfAHandOverAndCountsTheRest() {
         let f = Fixture(bufferSize: 4)
         let consumer = f.consumer()
-        f.deliver((0..<10).map { JSONValue.int($0) })
+        f.deliver((0..<10).map { MessageJSON.int($0) })
         #expect(Self.drain(consumer) == [6, 7, 8, 9])
         #expect(consumer.box.droppedCount == 6)
         #expect(f.sink.messages.droppedCount == 6)
@@ -211,7 +211,7 @@ import Testing
 
     @Test func messagesHeldBeforeTheFirstConsumerKeepTheNewestAndCountTheRest() {
         let f = Fixture(bufferSize: 4)
-        f.deliver((0..<10).map { JSONValue.int($0) })
+        f.deliver((0..<10).map { MessageJSON.int($0) })
         let consumer = f.consumer()
         #expect(Self.drain(consumer) == [6, 7, 8, 9])
         #expect(consumer.box.droppedCount == 0, "the drops happened while held, before this consumer")
@@ -233,7 +233,7 @@ import Testing
     @Test func consumedMessagesAreReleasedByTheNextHandOver() {
         let f = Fixture(bufferSize: 256)
         let consumer = f.consumer()
-        f.deliver((0..<100).map { JSONValue.int($0) })
+        f.deliver((0..<100).map { MessageJSON.int($0) })
         #expect(Self.drain(consumer).count == 100)
         #expect(consumer.box.takenAwaitingRelease == 100, "kept for the network thread, never more than it sent")
         f.deliver(CollectionOfOne(100))
@@ -246,7 +246,7 @@ import Testing
     @Test func theEndReleasesConsumedMessagesAtOnce() {
         let f = Fixture(bufferSize: 16)
         let consumer = f.consumer()
-        f.deliver((0..<4).map { JSONValue.int($0) })
+        f.deliver((0..<4).map { MessageJSON.int($0) })
         guard case .element = consumer.box.poll() else { return #expect(Bool(false)) }
         #expect(consumer.box.takenAwaitingRelease == 1)
         f.sink.messages.finish()
@@ -269,7 +269,7 @@ import Testing
         batch.stage(.int(5_000), for: fixtures[3].box)  // a forgotten one comes back
         batch.flush()
         for (index, fixture) in fixtures.enumerated() {
-            var expected: [JSONValue] = [.int(index)]
+            var expected: [MessageJSON] = [.int(index)]
             if index == 7 { expected += (1...(2 * DeliveryBatch.idleReads)).map { .int(1_000 + $0) } }
             if index == 3 { expected.append(5_000) }
             #expect(Self.drain(fixture.consumer()) == expected, "subscription \(index)")
@@ -279,7 +279,7 @@ import Testing
     @Test func aCancelledConsumerLeavesLaterMessagesForTheNextOne() async throws {
         let f = Fixture(bufferSize: 8)
         let batch = DeliveryBatch()
-        var first: PullConsumer<JSONValue>? = f.consumer()
+        var first: PullConsumer<MessageJSON>? = f.consumer()
         let box = try #require(first?.box)
         let task = Task { [box] in
             await box.wait()
@@ -298,7 +298,7 @@ import Testing
         let f = Fixture(bufferSize: 4)
         let fast = f.consumer()
         let slow = f.consumer()
-        var fastReceived: [JSONValue] = []
+        var fastReceived: [MessageJSON] = []
         for value in 0..<10 {
             f.deliver(CollectionOfOne(.int(value)))
             fastReceived += Self.drain(fast)

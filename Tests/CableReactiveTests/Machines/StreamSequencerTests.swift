@@ -57,7 +57,7 @@ struct StreamSequencerTests {
         // the server restarted: epoch f, offsets from 1; what waited in the old epoch is dropped
         #expect(
             sequencer.accept(.int(1), at: Self.at(1, "a", epoch: "f")) == [
-                PositionedMessage(.int(1), at: Self.at(1, "a", epoch: "f"))
+                StreamSequencer.Ready(.int(1), at: Self.at(1, "a", epoch: "f"))
             ])
         #expect(sequencer.marks["a"] == .init(epoch: "f", offset: 1))
         #expect(sequencer.historyEnded().isEmpty)

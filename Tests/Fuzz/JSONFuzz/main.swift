@@ -4,7 +4,8 @@
 // Besides "never crash", it checks invariants and traps (which libFuzzer reports) when one breaks:
 // - whatever parses serializes, and the text parses back to an equal value with identical text;
 // - byte input and String input agree whenever the bytes are valid UTF-8;
-// - the frame decoder's byte and String paths agree;
+// - the frame decoder's byte and String paths agree, and keeping a message's text instead of parsing it changes
+//   nothing but its form;
 // - the frame decoder agrees with a reference (referenceFrame below) that applies the rules of
 //   CableProtocol.decode(_:) to the frame parsed whole as a JSONValue, sharing no code with the decoder but the
 //   JSON parser: decodeFrame gives a control frame exactly when the reference does, the same one, and a data
@@ -46,7 +47,15 @@ public func fuzzOneInput(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
         precondition(frame == frameFromBytes, "frame decoders disagree")
         let reference = referenceFrame(text)
         precondition(frame == reference, "the decoder disagrees with the reference")
-        switch CableProtocol.decodeFrame(validatedUTF8: bytes) {
+        // Keeping a data frame's message as text (for typed consumers) changes nothing else, and the text kept
+        // is one JSON value, the one the parse gives.
+        let parsed = CableProtocol.decodeFrame(validatedUTF8: bytes)
+        let kept = CableProtocol.decodeFrame(validatedUTF8: bytes) { _ in true }
+        precondition(kept == parsed, "keeping the message's text changes the frame")
+        if case .message(_, .text(let text), _)? = kept {
+            precondition((try? JSONValue(parsingUTF8: text)) != nil, "the text kept is not one JSON value")
+        }
+        switch parsed {
         case .message(let token, let message, let position)?:
             let quote = UInt8(ascii: "\"")
             precondition(token.lowerBound > 0 && token.upperBound < bytes.count, "token out of bounds")
@@ -59,7 +68,8 @@ public func fuzzOneInput(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
             switch reference {
             case .message(let referenceIdentifier, let referenceMessage, let referencePosition)?:
                 precondition(identifier == referenceIdentifier, "the token is not the identifier")
-                precondition(message == referenceMessage, "decodeFrame and the reference disagree on the message")
+                precondition(
+                    message == .value(referenceMessage), "decodeFrame and the reference disagree on the message")
                 precondition(position == referencePosition, "decodeFrame and the reference disagree on the position")
             case nil:
                 precondition(identifier == nil, "decodeFrame found data in a frame the reference rejects")

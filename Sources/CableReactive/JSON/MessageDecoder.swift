@@ -4,25 +4,29 @@
     import Foundation
 #endif
 
-/// Decodes a `Decodable` type straight from a parsed ``JSONValue``, with the strategies of a ``CableCoding``:
-/// no JSON text is written and no `JSONDecoder` runs.
+/// Decodes a `Decodable` type from JSON text or from a ``JSONValue``, with the strategies of a ``CableCoding``:
+/// one parse from the bytes of a message to the app's type, with no tree of values, no JSON text written and no
+/// `JSONDecoder`. Both inputs are read through a ``JSONTape``.
 ///
-/// It behaves as `JSONDecoder` (swift-foundation's) made by ``CableCoding/makeDecoder()`` does on the text of
-/// the same value, ``JSONValue/jsonText()``: the same values, and the same `DecodingError` case and coding path
-/// when decoding fails. The differences come from what a `JSONValue` keeps of the original text:
+/// It behaves as `JSONDecoder` (swift-foundation's) made by ``CableCoding/makeDecoder()`` does on the same text
+/// (for a ``JSONValue``: on ``JSONValue/jsonText()``): the same values, and the same `DecodingError` case and
+/// coding path when decoding fails. The differences:
 ///
-/// - a number beyond `Int` is already a `Double` (`18446744073709551615` decodes as `UInt64` only as far as
-///   `1.8446744073709552e19` does, that is not at all), and a number that underflowed to zero (`1e-400`) is zero;
-/// - duplicate keys keep the last value (the parser's rule; `JSONDecoder` keeps the first), and two keys that
-///   snake-case conversion makes equal keep the one that sorts first (`JSONDecoder`: the first in the text);
+/// - a number is read as the parser reads it (``JSONValue/init(parsing:)``): one beyond `Int` is a `Double`
+///   (`18446744073709551615` decodes as `UInt64` only as far as `1.8446744073709552e19` does, that is not at
+///   all), and a number that underflowed to zero (`1e-400`) is zero;
 /// - `Float` is rounded from the `Double`, not from the text (a difference only for a decimal within a rounding
-///   error of a `Float` halfway point).
+///   error of a `Float` halfway point);
+/// - from a ``JSONValue``, which kept the last of duplicate keys (the parser's rule), that one is read, and of two
+///   keys that snake-case conversion makes equal, the one that sorts first; from text, the first, as
+///   `JSONDecoder` does.
 ///
-/// A NaN or infinite `.double` (which the parser never makes) throws ``JSONEncodingError/nonFiniteNumber`` when a
-/// number is read from it, as writing the text did; unlike the text, one at a key the type ignores does not.
+/// A NaN or infinite `.double` in a ``JSONValue`` (which the parser never makes) throws
+/// ``JSONEncodingError/nonFiniteNumber`` when a number is read from it, as writing the text did; unlike the text,
+/// one at a key the type ignores does not.
 ///
 /// Every path is safe against any input: nothing traps.
-struct JSONValueDecoder: Sendable {
+struct MessageDecoder: Sendable {
     /// How dates are read.
     let dates: CableCoding.DateStrategy.Kind
     /// Whether keys are converted from snake_case.
@@ -38,8 +42,19 @@ struct JSONValueDecoder: Sendable {
     ///
     /// - Throws: `DecodingError`, as `JSONDecoder` would on the text of `value`.
     func decode<T: Decodable>(_ type: T.Type, from value: JSONValue) throws -> T {
-        let impl = JSONValueDecoderImpl(value: value, path: .root, options: self)
-        return try impl.unwrap(value, as: type, path: .root, key: nil)
+        try decode(type, from: JSONTape(value))
+    }
+
+    /// Decodes `type` from the JSON text `utf8`, which must be valid UTF-8 (a message's bytes, as the frame
+    /// parser checked them).
+    ///
+    /// - Throws: `DecodingError`, as `JSONDecoder` would; ``JSONParseError`` when `utf8` is not one JSON value.
+    func decode<T: Decodable>(_ type: T.Type, fromJSON utf8: [UInt8]) throws -> T {
+        try decode(type, from: JSONTape(parsing: utf8))
+    }
+
+    private func decode<T: Decodable>(_ type: T.Type, from tape: JSONTape) throws -> T {
+        try DecoderImpl(tape: tape, index: 0, path: .root, options: self).unwrap(0, as: type, path: .root, key: nil)
     }
 
     /// Foundation's `convertFromSnakeCase`: underscores at either end kept, the first word lowercased, the others
@@ -136,19 +151,19 @@ extension MemberKey {
 
 /// `[String: Value]`, which Foundation decodes with its keys as they are even when other keys are converted.
 private protocol StringKeyedDictionary {
-    static func decodeEntries(
-        of object: [String: JSONValue], with impl: JSONValueDecoderImpl, path: PathNode
-    ) throws -> Self
+    static func decodeEntries(of object: Int, with impl: DecoderImpl, path: PathNode) throws -> Self
 }
 
 extension Dictionary: StringKeyedDictionary where Key == String, Value: Decodable {
-    fileprivate static func decodeEntries(
-        of object: [String: JSONValue], with impl: JSONValueDecoderImpl, path: PathNode
-    ) throws -> [String: Value] {
+    fileprivate static func decodeEntries(of object: Int, with impl: DecoderImpl, path: PathNode) throws -> Self {
         var result: [String: Value] = [:]
-        result.reserveCapacity(object.count)
-        for (key, value) in object {
-            result[key] = try impl.unwrap(value, as: Value.self, path: path, key: MemberKey(stringValue: key))
+        var member = object + 1
+        for _ in 0..<impl.tape.count(of: object) {
+            let key = impl.tape.string(at: member) ?? ""
+            if result[key] == nil {  // of duplicate keys, the first
+                result[key] = try impl.unwrap(member + 1, as: Value.self, path: path, key: MemberKey(stringValue: key))
+            }
+            member = impl.tape.end(of: member + 1)
         }
         return result
     }
@@ -156,15 +171,17 @@ extension Dictionary: StringKeyedDictionary where Key == String, Value: Decodabl
 
 // MARK: - The decoder
 
-/// The `Decoder`: the value being decoded and its path, changed in place as decoding goes down and back up (as
-/// `JSONDecoder` does), so that a nested value costs no new decoder.
-private final class JSONValueDecoderImpl: Decoder, SingleValueDecodingContainer {
-    var value: JSONValue
+/// The `Decoder`: the tape, the value being decoded (an index in it) and its path, changed in place as decoding
+/// goes down and back up (as `JSONDecoder` does), so that a nested value costs no new decoder.
+private final class DecoderImpl: Decoder, SingleValueDecodingContainer {
+    let tape: JSONTape
+    var index: Int
     var node: PathNode
-    let options: JSONValueDecoder
+    let options: MessageDecoder
 
-    init(value: JSONValue, path: PathNode, options: JSONValueDecoder) {
-        self.value = value
+    init(tape: JSONTape, index: Int, path: PathNode, options: MessageDecoder) {
+        self.tape = tape
+        self.index = index
         self.node = path
         self.options = options
     }
@@ -172,22 +189,22 @@ private final class JSONValueDecoderImpl: Decoder, SingleValueDecodingContainer 
     var codingPath: [any CodingKey] { node.path }
     var userInfo: [CodingUserInfoKey: Any] { [:] }
 
-    /// Runs `body` with `value` and `path` as the current value, then restores the previous ones.
-    func with<T>(value: JSONValue, path: PathNode, _ body: () throws -> T) rethrows -> T {
-        let (oldValue, oldNode) = (self.value, self.node)
-        self.value = value
+    /// Runs `body` with the value at `index` and `path` as the current ones, then restores the previous ones.
+    func with<T>(index: Int, path: PathNode, _ body: () throws -> T) rethrows -> T {
+        let (oldIndex, oldNode) = (self.index, self.node)
+        self.index = index
         self.node = path
         defer {
-            self.value = oldValue
+            self.index = oldIndex
             self.node = oldNode
         }
         return try body()
     }
 
     func container<Key: CodingKey>(keyedBy type: Key.Type) throws -> KeyedDecodingContainer<Key> {
-        switch value {
-        case .object(let object):
-            return KeyedDecodingContainer(KeyedContainer<Key>(impl: self, node: node, object: object))
+        switch tape[index] {
+        case .object:
+            return KeyedDecodingContainer(KeyedContainer<Key>(impl: self, node: node, object: index))
         case .null:
             throw DecodingError.valueNotFound(
                 [String: Any].self,
@@ -195,14 +212,14 @@ private final class JSONValueDecoderImpl: Decoder, SingleValueDecodingContainer 
                     codingPath: codingPath,
                     debugDescription: "Cannot get keyed decoding container -- found null value instead"))
         default:
-            throw typeMismatch([String: Any].self, path: codingPath, value: value)
+            throw typeMismatch([String: Any].self, path: codingPath, at: index)
         }
     }
 
     func unkeyedContainer() throws -> any UnkeyedDecodingContainer {
-        switch value {
-        case .array(let array):
-            return UnkeyedContainer(impl: self, node: node, array: array)
+        switch tape[index] {
+        case .array:
+            return UnkeyedContainer(impl: self, node: node, array: index)
         case .null:
             throw DecodingError.valueNotFound(
                 [Any].self,
@@ -210,7 +227,7 @@ private final class JSONValueDecoderImpl: Decoder, SingleValueDecodingContainer 
                     codingPath: codingPath,
                     debugDescription: "Cannot get unkeyed decoding container -- found null value instead"))
         default:
-            throw typeMismatch([Any].self, path: codingPath, value: value)
+            throw typeMismatch([Any].self, path: codingPath, at: index)
         }
     }
 
@@ -218,8 +235,8 @@ private final class JSONValueDecoderImpl: Decoder, SingleValueDecodingContainer 
 
     // MARK: Unwrapping
 
-    /// Decodes `type` from `value`, found at `key` under `path` (no key: `path` itself).
-    func unwrap<T: Decodable>(_ value: JSONValue, as type: T.Type, path: PathNode, key: (any CodingKey)?) throws -> T {
+    /// Decodes `type` from the value at `value`, found at `key` under `path` (no key: `path` itself).
+    func unwrap<T: Decodable>(_ value: Int, as type: T.Type, path: PathNode, key: (any CodingKey)?) throws -> T {
         if T.self == Date.self {
             return try cast(unwrapDate(value, path: path, key: key), path: path, key: key)
         }
@@ -234,13 +251,13 @@ private final class JSONValueDecoderImpl: Decoder, SingleValueDecodingContainer 
         }
         if options.snakeCase, let dictionary = T.self as? any StringKeyedDictionary.Type {
             try checkNotNull(value, [String: Any].self, path: path, key: key)
-            guard case .object(let object) = value else {
-                throw typeMismatch([String: Any].self, path: path.path(appending: key), value: value)
+            guard case .object = tape[value] else {
+                throw typeMismatch([String: Any].self, path: path.path(appending: key), at: value)
             }
             return try cast(
-                dictionary.decodeEntries(of: object, with: self, path: path.appending(key)), path: path, key: key)
+                dictionary.decodeEntries(of: value, with: self, path: path.appending(key)), path: path, key: key)
         }
-        return try with(value: value, path: path.appending(key)) { try T(from: self) }
+        return try with(index: value, path: path.appending(key)) { try T(from: self) }
     }
 
     /// `value as? T`, which the callers have made sure succeeds.
@@ -252,7 +269,7 @@ private final class JSONValueDecoderImpl: Decoder, SingleValueDecodingContainer 
         return result
     }
 
-    private func unwrapDate(_ value: JSONValue, path: PathNode, key: (any CodingKey)?) throws -> Date {
+    private func unwrapDate(_ value: Int, path: PathNode, key: (any CodingKey)?) throws -> Date {
         try checkNotNull(value, Date.self, path: path, key: key)
         switch options.dates {
         case .iso8601:
@@ -270,14 +287,14 @@ private final class JSONValueDecoderImpl: Decoder, SingleValueDecodingContainer 
             let milliseconds = try unwrapFloatingPoint(value, as: Double.self, path: path, key: key)
             return Date(timeIntervalSince1970: milliseconds / 1000)
         case .deferredToDate:
-            return try with(value: value, path: path.appending(key)) { try Date(from: self) }
+            return try with(index: value, path: path.appending(key)) { try Date(from: self) }
         }
     }
 
-    private func unwrapData(_ value: JSONValue, path: PathNode, key: (any CodingKey)?) throws -> Data {
+    private func unwrapData(_ value: Int, path: PathNode, key: (any CodingKey)?) throws -> Data {
         try checkNotNull(value, Data.self, path: path, key: key)
-        guard case .string(let string) = value else {
-            throw typeMismatch(String.self, path: path.path(appending: key), value: value)
+        guard let string = tape.string(at: value) else {
+            throw typeMismatch(String.self, path: path.path(appending: key), at: value)
         }
         guard let data = Data(base64Encoded: string) else {
             throw DecodingError.dataCorrupted(
@@ -287,7 +304,7 @@ private final class JSONValueDecoderImpl: Decoder, SingleValueDecodingContainer 
         return data
     }
 
-    private func unwrapURL(_ value: JSONValue, path: PathNode, key: (any CodingKey)?) throws -> URL {
+    private func unwrapURL(_ value: Int, path: PathNode, key: (any CodingKey)?) throws -> URL {
         try checkNotNull(value, URL.self, path: path, key: key)
         let string = try unwrapString(value, path: path, key: key)
         guard let url = URL(string: string) else {
@@ -297,9 +314,9 @@ private final class JSONValueDecoderImpl: Decoder, SingleValueDecodingContainer 
         return url
     }
 
-    private func unwrapDecimal(_ value: JSONValue, path: PathNode, key: (any CodingKey)?) throws -> Decimal {
+    private func unwrapDecimal(_ value: Int, path: PathNode, key: (any CodingKey)?) throws -> Decimal {
         try checkNotNull(value, Decimal.self, path: path, key: key)
-        switch value {
+        switch tape[value] {
         case .int(let number):
             return Decimal(number)
         case .double(let number):
@@ -314,32 +331,28 @@ private final class JSONValueDecoderImpl: Decoder, SingleValueDecodingContainer 
                 Decimal.self,
                 DecodingError.Context(
                     codingPath: path.path(appending: key),
-                    debugDescription: "Expected to decode Decimal but found \(value.kindDescription) instead."))
+                    debugDescription: "Expected to decode Decimal but found \(tape.kindDescription(at: value)) instead."
+                ))
         }
     }
 
-    func unwrapString(_ value: JSONValue, path: PathNode, key: (any CodingKey)?) throws -> String {
-        switch value {
-        case .string(let string):
-            return string
-        case .null:
-            throw valueNotFound(String.self, path: path, key: key)
-        default:
-            throw typeMismatch(String.self, path: path.path(appending: key), value: value)
-        }
+    func unwrapString(_ value: Int, path: PathNode, key: (any CodingKey)?) throws -> String {
+        if let string = tape.string(at: value) { return string }
+        if case .null = tape[value] { throw valueNotFound(String.self, path: path, key: key) }
+        throw typeMismatch(String.self, path: path.path(appending: key), at: value)
     }
 
-    func unwrapBool(_ value: JSONValue, path: PathNode, key: (any CodingKey)?) throws -> Bool {
-        guard case .bool(let flag) = value else {
-            throw typeMismatch(Bool.self, path: path.path(appending: key), value: value)
+    func unwrapBool(_ value: Int, path: PathNode, key: (any CodingKey)?) throws -> Bool {
+        guard case .bool(let flag) = tape[value] else {
+            throw typeMismatch(Bool.self, path: path.path(appending: key), at: value)
         }
         return flag
     }
 
     func unwrapFloatingPoint<T: BinaryFloatingPoint>(
-        _ value: JSONValue, as type: T.Type, path: PathNode, key: (any CodingKey)?
+        _ value: Int, as type: T.Type, path: PathNode, key: (any CodingKey)?
     ) throws -> T {
-        switch value {
+        switch tape[value] {
         case .int(let number):
             return T(number)
         case .double(let number):
@@ -351,14 +364,14 @@ private final class JSONValueDecoderImpl: Decoder, SingleValueDecodingContainer 
         case .null:
             throw valueNotFound(T.self, path: path, key: key)
         default:
-            throw typeMismatch(T.self, path: path.path(appending: key), value: value)
+            throw typeMismatch(T.self, path: path.path(appending: key), at: value)
         }
     }
 
     func unwrapInteger<T: FixedWidthInteger>(
-        _ value: JSONValue, as type: T.Type, path: PathNode, key: (any CodingKey)?
+        _ value: Int, as type: T.Type, path: PathNode, key: (any CodingKey)?
     ) throws -> T {
-        switch value {
+        switch tape[value] {
         case .int(let number):
             guard let result = T(exactly: number) else { throw notRepresentable(String(number)) }
             return result
@@ -375,10 +388,9 @@ private final class JSONValueDecoderImpl: Decoder, SingleValueDecodingContainer 
         case .null:
             throw valueNotFound(T.self, path: path, key: key)
         default:
-            throw typeMismatch(T.self, path: path.path(appending: key), value: value)
+            throw typeMismatch(T.self, path: path.path(appending: key), at: value)
         }
     }
-
     /// The integer a Decimal parsed from `text` (`1.2345678901234568e+18`, `9007199254740994.0`) converts to, as
     /// Foundation converts one: the fraction truncated, nil when it does not fit (a negative number must fit once
     /// negated, so `T.min` does not).
@@ -433,8 +445,8 @@ private final class JSONValueDecoderImpl: Decoder, SingleValueDecodingContainer 
 
     // MARK: Errors
 
-    func checkNotNull(_ value: JSONValue, _ type: Any.Type, path: PathNode, key: (any CodingKey)?) throws {
-        if case .null = value { throw valueNotFound(type, path: path, key: key) }
+    func checkNotNull(_ value: Int, _ type: Any.Type, path: PathNode, key: (any CodingKey)?) throws {
+        if case .null = tape[value] { throw valueNotFound(type, path: path, key: key) }
     }
 
     func valueNotFound(_ type: Any.Type, path: PathNode, key: (any CodingKey)?) -> DecodingError {
@@ -445,12 +457,12 @@ private final class JSONValueDecoderImpl: Decoder, SingleValueDecodingContainer 
                 debugDescription: "Cannot get value of type \(type) -- found null value instead"))
     }
 
-    func typeMismatch(_ type: Any.Type, path: [any CodingKey], value: JSONValue) -> DecodingError {
+    func typeMismatch(_ type: Any.Type, path: [any CodingKey], at value: Int) -> DecodingError {
         DecodingError.typeMismatch(
             type,
             DecodingError.Context(
                 codingPath: path,
-                debugDescription: "Expected to decode \(type) but found \(value.kindDescription) instead."))
+                debugDescription: "Expected to decode \(type) but found \(tape.kindDescription(at: value)) instead."))
     }
 
     /// What `JSONDecoder` throws for a number that does not fit the type asked for: it reports it as invalid
@@ -464,37 +476,45 @@ private final class JSONValueDecoderImpl: Decoder, SingleValueDecodingContainer 
     // MARK: SingleValueDecodingContainer
 
     func decodeNil() -> Bool {
-        if case .null = value { return true }
+        if case .null = tape[index] { return true }
         return false
     }
 
-    func decode(_ type: Bool.Type) throws -> Bool { try unwrapBool(value, path: node, key: nil) }
-    func decode(_ type: String.Type) throws -> String { try unwrapString(value, path: node, key: nil) }
-    func decode(_ type: Double.Type) throws -> Double { try unwrapFloatingPoint(value, as: type, path: node, key: nil) }
-    func decode(_ type: Float.Type) throws -> Float { try unwrapFloatingPoint(value, as: type, path: node, key: nil) }
-    func decode(_ type: Int.Type) throws -> Int { try unwrapInteger(value, as: type, path: node, key: nil) }
-    func decode(_ type: Int8.Type) throws -> Int8 { try unwrapInteger(value, as: type, path: node, key: nil) }
-    func decode(_ type: Int16.Type) throws -> Int16 { try unwrapInteger(value, as: type, path: node, key: nil) }
-    func decode(_ type: Int32.Type) throws -> Int32 { try unwrapInteger(value, as: type, path: node, key: nil) }
-    func decode(_ type: Int64.Type) throws -> Int64 { try unwrapInteger(value, as: type, path: node, key: nil) }
-    func decode(_ type: UInt.Type) throws -> UInt { try unwrapInteger(value, as: type, path: node, key: nil) }
-    func decode(_ type: UInt8.Type) throws -> UInt8 { try unwrapInteger(value, as: type, path: node, key: nil) }
-    func decode(_ type: UInt16.Type) throws -> UInt16 { try unwrapInteger(value, as: type, path: node, key: nil) }
-    func decode(_ type: UInt32.Type) throws -> UInt32 { try unwrapInteger(value, as: type, path: node, key: nil) }
-    func decode(_ type: UInt64.Type) throws -> UInt64 { try unwrapInteger(value, as: type, path: node, key: nil) }
-    func decode<T: Decodable>(_ type: T.Type) throws -> T { try unwrap(value, as: type, path: node, key: nil) }
+    func decode(_ type: Bool.Type) throws -> Bool { try unwrapBool(index, path: node, key: nil) }
+    func decode(_ type: String.Type) throws -> String { try unwrapString(index, path: node, key: nil) }
+    func decode(_ type: Double.Type) throws -> Double { try unwrapFloatingPoint(index, as: type, path: node, key: nil) }
+    func decode(_ type: Float.Type) throws -> Float { try unwrapFloatingPoint(index, as: type, path: node, key: nil) }
+    func decode(_ type: Int.Type) throws -> Int { try unwrapInteger(index, as: type, path: node, key: nil) }
+    func decode(_ type: Int8.Type) throws -> Int8 { try unwrapInteger(index, as: type, path: node, key: nil) }
+    func decode(_ type: Int16.Type) throws -> Int16 { try unwrapInteger(index, as: type, path: node, key: nil) }
+    func decode(_ type: Int32.Type) throws -> Int32 { try unwrapInteger(index, as: type, path: node, key: nil) }
+    func decode(_ type: Int64.Type) throws -> Int64 { try unwrapInteger(index, as: type, path: node, key: nil) }
+    func decode(_ type: UInt.Type) throws -> UInt { try unwrapInteger(index, as: type, path: node, key: nil) }
+    func decode(_ type: UInt8.Type) throws -> UInt8 { try unwrapInteger(index, as: type, path: node, key: nil) }
+    func decode(_ type: UInt16.Type) throws -> UInt16 { try unwrapInteger(index, as: type, path: node, key: nil) }
+    func decode(_ type: UInt32.Type) throws -> UInt32 { try unwrapInteger(index, as: type, path: node, key: nil) }
+    func decode(_ type: UInt64.Type) throws -> UInt64 { try unwrapInteger(index, as: type, path: node, key: nil) }
+    func decode<T: Decodable>(_ type: T.Type) throws -> T { try unwrap(index, as: type, path: node, key: nil) }
 }
 
-extension JSONValue {
+extension JSONTape {
     /// `null`, `bool`, `number`, `string`, `array` or `dictionary`, for error messages (Foundation's words).
-    fileprivate var kindDescription: String {
-        switch self {
+    fileprivate func kindDescription(at index: Int) -> String {
+        switch self[index] {
         case .null: "null"
         case .bool: "bool"
         case .int, .double: "number"
-        case .string: "a string"
+        case .text, .string: "a string"
         case .array: "an array"
         case .object: "a dictionary"
+        }
+    }
+
+    /// The number of elements or members of the container at `index` (0 for any other value).
+    fileprivate func count(of index: Int) -> Int {
+        switch self[index] {
+        case .array(let count, _), .object(let count, _): Int(count)
+        default: 0
         }
     }
 }
@@ -502,38 +522,87 @@ extension JSONValue {
 // MARK: - Keyed container
 
 private struct KeyedContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
-    let impl: JSONValueDecoderImpl
+    let impl: DecoderImpl
     let node: PathNode
-    /// The object, its keys converted once here when the coding converts them.
-    let object: [String: JSONValue]
+    /// The object's entry in the tape.
+    let object: Int
+    /// The object's keys, converted from snake case when the coding converts them, with the index of each one's
+    /// value; made only then, or for an object too large to search member by member. Otherwise (a message's
+    /// object, as a rule) a key is found by comparing its UTF-8 with the members' keys, with no `String` made.
+    private let table: [String: Int]?
 
-    init(impl: JSONValueDecoderImpl, node: PathNode, object: [String: JSONValue]) {
+    /// Objects up to this many members are searched member by member.
+    private static var searchedMembers: Int { 16 }
+
+    init(impl: DecoderImpl, node: PathNode, object: Int) {
         self.impl = impl
         self.node = node
-        if impl.options.snakeCase {
-            var converted: [String: JSONValue] = [:]
-            converted.reserveCapacity(object.count)
-            // Two keys that convert alike keep the one that sorts first, whatever the dictionary's order.
-            var sources: [String: String] = [:]
-            for (key, value) in object {
-                let camel = JSONValueDecoder.convertFromSnakeCase(key)
-                if let source = sources[camel], source < key { continue }
-                sources[camel] = key
-                converted[camel] = value
-            }
-            self.object = converted
-        } else {
-            self.object = object
+        self.object = object
+        let tape = impl.tape
+        let count = tape.count(of: object)
+        guard impl.options.snakeCase || count > Self.searchedMembers else {
+            table = nil
+            return
         }
+        var table: [String: Int] = [:]
+        table.reserveCapacity(count)
+        // From text, of two keys that are (or convert to) the same, the first, as Foundation; a JSONValue has
+        // no duplicates, and of two keys that convert alike the one that sorts first, whatever its order.
+        var sources: [String: String] = [:]
+        let fromValue = tape.bytes.isEmpty
+        var member = object + 1
+        for _ in 0..<count {
+            let key = tape.string(at: member) ?? ""
+            let converted = impl.options.snakeCase ? MessageDecoder.convertFromSnakeCase(key) : key
+            if let source = sources[converted] {
+                if fromValue, key < source {
+                    sources[converted] = key
+                    table[converted] = member + 1
+                }
+            } else {
+                sources[converted] = key
+                table[converted] = member + 1
+            }
+            member = tape.end(of: member + 1)
+        }
+        self.table = table
     }
 
     var codingPath: [any CodingKey] { node.path }
-    var allKeys: [Key] { object.keys.compactMap { Key(stringValue: $0) } }
 
-    func contains(_ key: Key) -> Bool { object[key.stringValue] != nil }
+    var allKeys: [Key] {
+        if let table { return table.keys.compactMap { Key(stringValue: $0) } }
+        var keys: [Key] = []
+        var seen: Set<String> = []
+        var member = object + 1
+        for _ in 0..<impl.tape.count(of: object) {
+            if let name = impl.tape.string(at: member), seen.insert(name).inserted, let key = Key(stringValue: name) {
+                keys.append(key)
+            }
+            member = impl.tape.end(of: member + 1)
+        }
+        return keys
+    }
 
-    private func value(forKey key: some CodingKey) throws -> JSONValue {
-        guard let value = object[key.stringValue] else {
+    func contains(_ key: Key) -> Bool { valueIndex(forKey: key) != nil }
+
+    /// The index of the value at `key`: of the first member with that key.
+    private func valueIndex(forKey key: some CodingKey) -> Int? {
+        if let table { return table[key.stringValue] }
+        var name = key.stringValue
+        return name.withUTF8 { utf8 in
+            let tape = impl.tape
+            var member = object + 1
+            for _ in 0..<tape.count(of: object) {
+                if tape.string(at: member, equals: utf8) { return member + 1 }
+                member = tape.end(of: member + 1)
+            }
+            return nil
+        }
+    }
+
+    private func value(forKey key: some CodingKey) throws -> Int {
+        guard let value = valueIndex(forKey: key) else {
             throw DecodingError.keyNotFound(
                 key,
                 DecodingError.Context(
@@ -544,15 +613,14 @@ private struct KeyedContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
     }
 
     /// The value at `key`, or nil when it is missing or null.
-    private func presentValue(forKey key: Key) -> JSONValue? {
-        switch object[key.stringValue] {
-        case nil, .null?: nil
-        case let value?: value
-        }
+    private func presentValue(forKey key: Key) -> Int? {
+        guard let value = valueIndex(forKey: key) else { return nil }
+        if case .null = impl.tape[value] { return nil }
+        return value
     }
 
     func decodeNil(forKey key: Key) throws -> Bool {
-        if case .null = try value(forKey: key) { return true }
+        if case .null = impl.tape[try value(forKey: key)] { return true }
         return false
     }
 
@@ -631,73 +699,82 @@ private struct KeyedContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
         keyedBy type: NestedKey.Type, forKey key: Key
     ) throws -> KeyedDecodingContainer<NestedKey> {
         let value = try value(forKey: key)
-        return try impl.with(value: value, path: node.appending(key)) { try impl.container(keyedBy: type) }
+        return try impl.with(index: value, path: node.appending(key)) { try impl.container(keyedBy: type) }
     }
 
     func nestedUnkeyedContainer(forKey key: Key) throws -> any UnkeyedDecodingContainer {
         let value = try value(forKey: key)
-        return try impl.with(value: value, path: node.appending(key)) { try impl.unkeyedContainer() }
+        return try impl.with(index: value, path: node.appending(key)) { try impl.unkeyedContainer() }
     }
 
     func superDecoder() throws -> any Decoder { decoder(for: MemberKey.super) }
     func superDecoder(forKey key: Key) throws -> any Decoder { decoder(for: key) }
 
     /// A decoder for the value at `key`, or for null when there is none (as Foundation).
-    private func decoder(for key: some CodingKey) -> JSONValueDecoderImpl {
-        JSONValueDecoderImpl(value: object[key.stringValue] ?? .null, path: node.appending(key), options: impl.options)
+    private func decoder(for key: some CodingKey) -> DecoderImpl {
+        guard let value = valueIndex(forKey: key) else {
+            return DecoderImpl(tape: .null, index: 0, path: node.appending(key), options: impl.options)
+        }
+        return DecoderImpl(tape: impl.tape, index: value, path: node.appending(key), options: impl.options)
     }
 }
 
 // MARK: - Unkeyed container
 
 private struct UnkeyedContainer: UnkeyedDecodingContainer {
-    let impl: JSONValueDecoderImpl
+    let impl: DecoderImpl
     let node: PathNode
-    let array: [JSONValue]
+    let count: Int?
     private(set) var currentIndex = 0
+    /// The entry of the element at `currentIndex`, while there is one.
+    private var element: Int
 
-    init(impl: JSONValueDecoderImpl, node: PathNode, array: [JSONValue]) {
+    init(impl: DecoderImpl, node: PathNode, array: Int) {
         self.impl = impl
         self.node = node
-        self.array = array
+        count = impl.tape.count(of: array)
+        element = array + 1
     }
 
     var codingPath: [any CodingKey] { node.path }
-    var count: Int? { array.count }
-    var isAtEnd: Bool { currentIndex >= array.count }
+    var isAtEnd: Bool { currentIndex >= count ?? 0 }
     private var indexKey: MemberKey { MemberKey(index: currentIndex) }
 
-    private func next(_ type: Any.Type, message: String = "Unkeyed container is at end.") throws -> JSONValue {
-        guard currentIndex < array.count else {
+    /// Moves to the next element (past the end too, as the IfPresent forms do in Foundation).
+    private mutating func advance() {
+        if !isAtEnd { element = impl.tape.end(of: element) }
+        currentIndex += 1
+    }
+
+    private func next(_ type: Any.Type, message: String = "Unkeyed container is at end.") throws -> Int {
+        guard !isAtEnd else {
             throw DecodingError.valueNotFound(
                 type, DecodingError.Context(codingPath: node.path(appending: indexKey), debugDescription: message))
         }
-        return array[currentIndex]
+        return element
     }
 
-    private var nextIfPresent: JSONValue? {
-        guard currentIndex < array.count else { return nil }
-        switch array[currentIndex] {
-        case .null: return nil
-        case let value: return value
-        }
+    private var nextIfPresent: Int? {
+        guard !isAtEnd else { return nil }
+        if case .null = impl.tape[element] { return nil }
+        return element
     }
 
     mutating func decodeNil() throws -> Bool {
-        guard case .null = try next(Never.self) else { return false }
-        currentIndex += 1
+        guard case .null = impl.tape[try next(Never.self)] else { return false }
+        advance()
         return true
     }
 
     mutating func decode(_ type: Bool.Type) throws -> Bool {
         let result = try impl.unwrapBool(next(type), path: node, key: indexKey)
-        currentIndex += 1
+        advance()
         return result
     }
 
     mutating func decode(_ type: String.Type) throws -> String {
         let result = try impl.unwrapString(next(type), path: node, key: indexKey)
-        currentIndex += 1
+        advance()
         return result
     }
 
@@ -716,32 +793,31 @@ private struct UnkeyedContainer: UnkeyedDecodingContainer {
 
     mutating func decode<T: Decodable>(_ type: T.Type) throws -> T {
         let result = try impl.unwrap(next(type), as: type, path: node, key: indexKey)
-        currentIndex += 1
+        advance()
         return result
     }
 
     private mutating func integer<T: FixedWidthInteger>() throws -> T {
         let result = try impl.unwrapInteger(next(T.self), as: T.self, path: node, key: indexKey)
-        currentIndex += 1
+        advance()
         return result
     }
 
     private mutating func floatingPoint<T: BinaryFloatingPoint>() throws -> T {
         let result = try impl.unwrapFloatingPoint(next(T.self), as: T.self, path: node, key: indexKey)
-        currentIndex += 1
+        advance()
         return result
     }
 
-    // As Foundation, the IfPresent forms move past the end too, returning nil.
     mutating func decodeIfPresent(_ type: Bool.Type) throws -> Bool? {
         let result = try nextIfPresent.map { try impl.unwrapBool($0, path: node, key: indexKey) }
-        currentIndex += 1
+        advance()
         return result
     }
 
     mutating func decodeIfPresent(_ type: String.Type) throws -> String? {
         let result = try nextIfPresent.map { try impl.unwrapString($0, path: node, key: indexKey) }
-        currentIndex += 1
+        advance()
         return result
     }
 
@@ -760,19 +836,19 @@ private struct UnkeyedContainer: UnkeyedDecodingContainer {
 
     mutating func decodeIfPresent<T: Decodable>(_ type: T.Type) throws -> T? {
         let result = try nextIfPresent.map { try impl.unwrap($0, as: type, path: node, key: indexKey) }
-        currentIndex += 1
+        advance()
         return result
     }
 
     private mutating func integerIfPresent<T: FixedWidthInteger>() throws -> T? {
         let result = try nextIfPresent.map { try impl.unwrapInteger($0, as: T.self, path: node, key: indexKey) }
-        currentIndex += 1
+        advance()
         return result
     }
 
     private mutating func floatingPointIfPresent<T: BinaryFloatingPoint>() throws -> T? {
         let result = try nextIfPresent.map { try impl.unwrapFloatingPoint($0, as: T.self, path: node, key: indexKey) }
-        currentIndex += 1
+        advance()
         return result
     }
 
@@ -780,10 +856,10 @@ private struct UnkeyedContainer: UnkeyedDecodingContainer {
         keyedBy type: NestedKey.Type
     ) throws -> KeyedDecodingContainer<NestedKey> {
         let value = try next(KeyedDecodingContainer<NestedKey>.self)
-        let container = try impl.with(value: value, path: .index(currentIndex, node)) {
+        let container = try impl.with(index: value, path: .index(currentIndex, node)) {
             try impl.container(keyedBy: type)
         }
-        currentIndex += 1
+        advance()
         return container
     }
 
@@ -791,15 +867,16 @@ private struct UnkeyedContainer: UnkeyedDecodingContainer {
         let value = try next(
             (any UnkeyedDecodingContainer).self,
             message: "Cannot get nested unkeyed container -- unkeyed container is at end.")
-        let container = try impl.with(value: value, path: .index(currentIndex, node)) { try impl.unkeyedContainer() }
-        currentIndex += 1
+        let container = try impl.with(index: value, path: .index(currentIndex, node)) { try impl.unkeyedContainer() }
+        advance()
         return container
     }
 
     mutating func superDecoder() throws -> any Decoder {
         let value = try next((any Decoder).self, message: "Cannot get superDecoder() -- unkeyed container is at end.")
-        let decoder = JSONValueDecoderImpl(value: value, path: .index(currentIndex, node), options: impl.options)
-        currentIndex += 1
+        let decoder = DecoderImpl(
+            tape: impl.tape, index: value, path: .index(currentIndex, node), options: impl.options)
+        advance()
         return decoder
     }
 }

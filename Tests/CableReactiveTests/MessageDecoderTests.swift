@@ -53,10 +53,12 @@ private final class Tally: @unchecked Sendable {
     var count: Int { lock.withLock { value } }
 }
 
-/// Decodes `text` as `T` with ours (from the parsed value) and with `JSONDecoder`, from the value's own text
-/// (what the client did before) and, when `exact`, from `text` itself, for every coding.
+/// Decodes `text` as `T` with ours, from the parsed value and from the text's bytes (a message's path), and with
+/// `JSONDecoder`, from the value's own text (what the client did before) and, when `exact`, from `text` itself,
+/// for every coding. Not `exact`: numbers a `JSONValue` cannot hold, which both of ours read as the parser does,
+/// or keys that a `JSONValue` keeps other than the text's first (then `bytesExact`: from the bytes, the text's).
 private func compare<T: Decodable & Equatable>(
-    _ type: T.Type, _ text: String, exact: Bool = true, codings: [CableCoding] = codings,
+    _ type: T.Type, _ text: String, exact: Bool = true, bytesExact: Bool? = nil, codings: [CableCoding] = codings,
     sourceLocation: SourceLocation = #_sourceLocation
 ) {
     let value: JSONValue
@@ -74,12 +76,16 @@ private func compare<T: Decodable & Equatable>(
         return
     }
     for coding in codings {
-        let ours = Outcome { try JSONValueDecoder(coding: coding).decode(T.self, from: value) }
+        let ours = Outcome { try MessageDecoder(coding: coding).decode(T.self, from: value) }
+        let fromText = Outcome { try MessageDecoder(coding: coding).decode(T.self, fromJSON: Array(text.utf8)) }
         let before = Outcome { try coding.makeDecoder().decode(T.self, from: Data(serialized.utf8)) }
         #expect(
             ours == before, "\(T.self) from \(text), \(coding.dates) \(coding.keys)", sourceLocation: sourceLocation)
+        let original = Outcome { try coding.makeDecoder().decode(T.self, from: Data(text.utf8)) }
+        #expect(
+            fromText == (bytesExact ?? exact ? original : ours),
+            "\(T.self) from the bytes of \(text), \(coding.dates) \(coding.keys)", sourceLocation: sourceLocation)
         if exact {
-            let original = Outcome { try coding.makeDecoder().decode(T.self, from: Data(text.utf8)) }
             #expect(
                 ours == original, "\(T.self) from original \(text), \(coding.dates) \(coding.keys)",
                 sourceLocation: sourceLocation)
@@ -234,8 +240,8 @@ private struct SnakeKeys: Decodable, Equatable {
 
 // MARK: - Tests
 
-@Suite("JSONValueDecoder")
-struct JSONValueDecoderTests {
+@Suite("MessageDecoder")
+struct MessageDecoderTests {
     static let numbers = [
         "0", "-0", "1", "1.0", "-1", "1.5", "127", "128", "-128", "-129", "255", "256", "65536", "1e2", "1E2",
         "1e-2", "2.5e1", "-0.0", "4294967296", "9007199254740992", "9007199254740993", "9223372036854775807",
@@ -395,7 +401,7 @@ struct JSONValueDecoderTests {
     func snakeCase() {
         compare(
             SnakeKeys.self, #"{"created_at":0,"user_id":1,"_leading":2,"trailing_":3,"item_2":4,"version_2_name":"v"}"#)
-        compare(SnakeKeys.self, #"{"a_b_c":1,"url_path":"p","URL_path":"q"}"#, exact: false)
+        compare(SnakeKeys.self, #"{"a_b_c":1,"url_path":"p","URL_path":"q"}"#, exact: false, bytesExact: true)
         compare(SnakeKeys.self, #"{"userID":1,"user_i_d":2,"__":3,"_":4,"a__b_c":5}"#)
         struct AllKeys: Decodable, Equatable {
             var keys: [String]
@@ -419,6 +425,20 @@ struct JSONValueDecoderTests {
             let text = try? JSONValue.object([key: .int(1)]).jsonText()
             compare(AllKeys.self, text ?? "{}")
         }
+    }
+
+    @Test("duplicate keys: from text the first, as JSONDecoder; a JSONValue kept the last")
+    func duplicateKeys() throws {
+        compare(Box<Int>.self, #"{"v":1,"v":2}"#, exact: false, bytesExact: true)
+        compare(Box<[Int]>.self, #"{"v":[1],"w":0,"v":[2,3]}"#, exact: false, bytesExact: true)
+        compare([String: Int].self, #"{"a":1,"b":2,"a":3}"#, exact: false, bytesExact: true)
+        let decoder = MessageDecoder(coding: CableCoding())
+        #expect(try decoder.decode(Box<Int>.self, fromJSON: Array(#"{"v":1,"v":2}"#.utf8)) == Box(v: 1))
+        #expect(try decoder.decode(Box<Int>.self, from: JSONValue(parsing: #"{"v":1,"v":2}"#)) == Box(v: 2))
+        // An object too large to search member by member is looked up through a table: the same rule.
+        let members = (0..<40).map { #""k\#($0)":\#($0)"# }.joined(separator: ",")
+        compare(Box<Int>.self, "{\(members),\"v\":7,\"v\":8}", exact: false, bytesExact: true)
+        compare([String: Int].self, "{\(members)}")
     }
 
     @Test("strings with escapes and surrogate pairs, and 100 levels of arrays")
@@ -483,14 +503,16 @@ struct JSONValueDecoderTests {
             Issue.record("does not parse: \(text)")
             return
         }
-        let ours = Outcome { try JSONValueDecoder(coding: coding).decode(T.self, from: value) }
+        let ours = Outcome { try MessageDecoder(coding: coding).decode(T.self, from: value) }
+        let fromText = Outcome { try MessageDecoder(coding: coding).decode(T.self, fromJSON: Array(text.utf8)) }
         let theirs = Outcome { try coding.makeDecoder().decode(T.self, from: Data(text.utf8)) }
-        if loose, case .failure = ours, case .failure = theirs {
+        if loose, case .failure = ours, case .failure = theirs, case .failure = fromText {
             // Several entries of a dictionary may fail; which one is reported depends on dictionary order.
             tally.add()
             return
         }
         #expect(ours == theirs, "\(T.self) from \(text), \(coding.dates) \(coding.keys)")
+        #expect(fromText == theirs, "\(T.self) from the bytes of \(text), \(coding.dates) \(coding.keys)")
         tally.add()
     }
 
